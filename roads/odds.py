@@ -1,0 +1,426 @@
+"""Exact next-coup odds for any shoe composition, in exact integers.
+
+Convention (Wizard of Odds): count ordered 6-card sequences drawn without replacement; a coup
+that ends after 4 or 5 cards counts once for every way its unused positions could be filled.
+
+Why it is fast: the outcome of every ordered sequence of point values is fixed by the
+tableau; only its weight depends on the composition, and that weight depends only on the
+*multiset* of values the coup used and on how many cards it used. So the ~10^6 value
+sequences collapse, once, into ~7,700 groups ``(cards used L, multiset)`` with an integer
+coefficient per statistic. Odds for one composition are then a weighted sum over the groups:
+each weight is a product of six falling-factorial factors, all exact in int64 for shoes of up
+to 16 decks (larger explicit compositions fall back to Python integers).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import numba as nb
+import numpy as np
+
+from roads.cards import RANK_POINTS, RANKS, card_index, parse_cards
+from roads.rules import RuleSet
+from roads.tableau import BANKER_DRAWS, PLAYER_DRAWS
+
+#: Statistics of the fast path, in kernel row order: outcomes, side outcomes, naturals,
+#: cards per coup.
+CORE_STATS: tuple[str, ...] = (
+    "banker", "player", "tie",
+    "dragon7", "panda8",
+    "banker_natural_8", "banker_natural_9", "player_natural_8", "player_natural_9",
+    "at_least_one_natural",
+    "cards_4", "cards_5", "cards_6",
+)
+#: Everything: the core plus the distribution of final totals (for statistics).
+STATS: tuple[str, ...] = (
+    *CORE_STATS,
+    *(f"player_total_{t}" for t in range(10)),
+    *(f"banker_total_{t}" for t in range(10)),
+)
+ROW = {name: i for i, name in enumerate(STATS)}
+#: int64 is exact while the number of ordered 6-card sequences stays below 2**63.
+_INT64_LIMIT = 2**63 - 1
+#: float64 is exact while it stays below 2**53 (an 8-deck shoe has 4.998e15 < 9.007e15).
+_FLOAT_EXACT_LIMIT = 2**53
+
+
+class CompositionError(ValueError):
+    """An impossible shoe composition (negative counts, too many copies, too few cards)."""
+
+
+@dataclass(frozen=True)
+class _Groups:
+    """The precomputed ``(L, multiset)`` groups of the enumeration."""
+
+    factor_index: np.ndarray  # (G, 6) indices into the per-composition factor vector
+    coefs_t: np.ndarray  # (len(STATS), G) int64: value sequences of each group with each stat
+    coefs_t_f64: np.ndarray  # the same as float64 (the fast, exact-to-8-decks path)
+
+
+def _sequence_table() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every 6-value deal sequence: values (10^6, 6), cards used L, statistic flags."""
+    grid = np.indices((10,) * 6, dtype=np.int16).reshape(6, -1).T  # deal order
+    p1, b1, p2, b2, c5, c6 = (grid[:, i] for i in range(6))
+    p_two = (p1 + p2) % 10
+    b_two = (b1 + b2) % 10
+    natural = (p_two >= 8) | (b_two >= 8)
+    p_draw = ~natural & PLAYER_DRAWS[p_two]
+    p_third = np.where(p_draw, c5, 10)
+    b_draw = ~natural & BANKER_DRAWS[b_two, p_third]
+    b_third = np.where(p_draw, c6, c5)
+    p_final = np.where(p_draw, (p_two + c5) % 10, p_two)
+    b_final = np.where(b_draw, (b_two + b_third) % 10, b_two)
+    used = 4 + p_draw.astype(np.int16) + b_draw.astype(np.int16)
+    flags = np.zeros((grid.shape[0], len(STATS)), dtype=np.bool_)
+    flags[:, ROW["banker"]] = b_final > p_final
+    flags[:, ROW["player"]] = p_final > b_final
+    flags[:, ROW["tie"]] = p_final == b_final
+    flags[:, ROW["dragon7"]] = b_draw & (b_final == 7) & (b_final > p_final)
+    flags[:, ROW["panda8"]] = p_draw & (p_final == 8) & (p_final > b_final)
+    flags[:, ROW["banker_natural_8"]] = b_two == 8
+    flags[:, ROW["banker_natural_9"]] = b_two == 9
+    flags[:, ROW["player_natural_8"]] = p_two == 8
+    flags[:, ROW["player_natural_9"]] = p_two == 9
+    flags[:, ROW["at_least_one_natural"]] = natural
+    for n in (4, 5, 6):
+        flags[:, ROW[f"cards_{n}"]] = used == n
+    for t in range(10):
+        flags[:, ROW[f"player_total_{t}"]] = p_final == t
+        flags[:, ROW[f"banker_total_{t}"]] = b_final == t
+    return grid, used, flags
+
+
+@functools.cache
+def _groups() -> _Groups:
+    grid, used, flags = _sequence_table()
+    # Multiplicity of each value among the cards the coup actually used.
+    mult = np.zeros((grid.shape[0], 10), dtype=np.int64)
+    for pos in range(6):
+        live = used > pos
+        np.add.at(mult, (np.nonzero(live)[0], grid[live, pos]), 1)
+    key = used.astype(np.int64)
+    for v in range(10):
+        key = key * 7 + mult[:, v]
+    uniq, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    n_groups = len(uniq)
+    # Each L-card prefix appears 10**(6-L) times in the full grid: divide that out.
+    dup = (10 ** (6 - used)).astype(np.int64)
+    counts = np.zeros((n_groups, len(STATS)), dtype=np.int64)
+    for s in range(len(STATS)):
+        counts[:, s] = np.bincount(inverse, weights=flags[:, s], minlength=n_groups).round()
+    counts //= dup[first][:, None]
+    # Factor vector per composition: f[v*6 + j] = c_v - j, f[60] = N-4, f[61] = N-5, f[62] = 1.
+    factor_index = np.full((n_groups, 6), 62, dtype=np.int64)
+    g_mult = mult[first]
+    g_used = used[first]
+    for g in range(n_groups):
+        k = 0
+        for v in range(10):
+            for j in range(int(g_mult[g, v])):
+                factor_index[g, k] = v * 6 + j
+                k += 1
+        if g_used[g] == 4:
+            factor_index[g, 4], factor_index[g, 5] = 60, 61
+        elif g_used[g] == 5:
+            factor_index[g, 5] = 61
+    coefs_t = np.ascontiguousarray(counts.T)
+    return _Groups(factor_index, coefs_t, coefs_t.astype(np.float64))
+
+
+@nb.njit(cache=True, nogil=True, fastmath=True)
+def _ways_kernel(
+    values: np.ndarray, factor_index: np.ndarray, coefs_t: np.ndarray, out: np.ndarray
+) -> None:
+    """``out[s] = sum_g coefs_t[s, g] * weight_g`` for one composition.
+
+    A group's weight is a product of six falling factors. ``out``'s dtype picks the
+    arithmetic: float64 is exact while every weight and partial sum stays below 2**53
+    (shoes of up to 8 decks), int64 below 2**63. Every term and partial sum is a
+    non-negative integer below that bound, so summation order (fastmath reassociation,
+    SIMD) cannot change the result.
+    """
+    f = np.empty(63, dtype=out.dtype)
+    n = 0
+    for v in range(10):
+        n += values[v]
+        for j in range(6):
+            f[v * 6 + j] = max(values[v] - j, 0)
+    f[60] = n - 4
+    f[61] = n - 5
+    f[62] = 1
+    n_groups = factor_index.shape[0]
+    w = np.empty(n_groups, dtype=out.dtype)
+    for g in range(n_groups):
+        w[g] = (
+            f[factor_index[g, 0]] * f[factor_index[g, 1]] * f[factor_index[g, 2]]
+            * f[factor_index[g, 3]] * f[factor_index[g, 4]] * f[factor_index[g, 5]]
+        )
+    for s in range(out.shape[0]):
+        acc = out[s] * 0
+        row = coefs_t[s]
+        for g in range(n_groups):
+            acc += row[g] * w[g]
+        out[s] = acc
+
+
+@nb.njit(cache=True, parallel=True)
+def _ways_batch_kernel(
+    values: np.ndarray, factor_index: np.ndarray, coefs: np.ndarray, out: np.ndarray
+) -> None:
+    for i in nb.prange(values.shape[0]):
+        _ways_kernel(values[i], factor_index, coefs, out[i])
+
+
+def _ways_raw(values: list[int], n_stats: int) -> list[int]:
+    """Exact ways for the first ``n_stats`` statistics, choosing exact arithmetic by size."""
+    g = _groups()
+    size = falling(sum(values), 6)
+    if size <= _INT64_LIMIT:
+        float_ok = size < _FLOAT_EXACT_LIMIT
+        dtype = np.float64 if float_ok else np.int64
+        coefs = (g.coefs_t_f64 if float_ok else g.coefs_t)[:n_stats]
+        out = np.empty(n_stats, dtype=dtype)
+        _ways_kernel(np.array(values, dtype=np.int64), g.factor_index, coefs, out)
+        return out.astype(np.int64).tolist()  # type: ignore[no-any-return]
+    vals = [int(v) for v in values]
+    n = sum(vals)
+    f = [max(vals[v] - j, 0) for v in range(10) for j in range(6)] + [n - 4, n - 5, 1]
+    out = [0] * n_stats
+    for gi, idx in enumerate(g.factor_index.tolist()):
+        w_big = f[idx[0]] * f[idx[1]] * f[idx[2]] * f[idx[3]] * f[idx[4]] * f[idx[5]]
+        if w_big:
+            for s in range(n_stats):
+                out[s] += int(g.coefs_t[s, gi]) * w_big
+    return out
+
+
+def falling(n: int, k: int) -> int:
+    """``n (n-1) ... (n-k+1)``."""
+    result = 1
+    for i in range(k):
+        result *= n - i
+    return result
+
+
+def values_from_ranks(rank_counts: Sequence[int]) -> np.ndarray:
+    """Collapse 13 rank counts (A..K) into 10 point-value counts (index = value)."""
+    values = np.zeros(10, dtype=np.int64)
+    for r, count in enumerate(rank_counts):
+        values[RANK_POINTS[r]] += count
+    return values
+
+
+def ways(values: Sequence[int] | np.ndarray, detail: bool = False) -> dict[str, int]:
+    """Exact ways for every statistic from 10 point-value counts (index = point value).
+
+    The core statistics (:data:`CORE_STATS`) always; with ``detail`` also the distribution
+    of final totals.
+    """
+    vals = [int(v) for v in values]
+    _check_values(vals)
+    names = STATS if detail else CORE_STATS
+    return dict(zip(names, _ways_raw(vals, len(names)), strict=True))
+
+
+def ways_batch(values: np.ndarray, detail: bool = False) -> np.ndarray:
+    """Exact ways for many compositions at once: ``(K, 10)`` counts -> ``(K, stats)`` int64.
+
+    Columns follow :data:`CORE_STATS` (or :data:`STATS` with ``detail``). Runs in parallel
+    over compositions; each must hold at most 8 decks' worth of cards (float64-exact), as
+    every shoe in play does.
+    """
+    vals = np.ascontiguousarray(values, dtype=np.int64)
+    if vals.ndim != 2 or vals.shape[1] != 10:
+        raise CompositionError("batch compositions must have shape (K, 10)")
+    if (vals < 0).any():
+        raise CompositionError("a composition has a negative count")
+    totals = vals.sum(axis=1)
+    if len(totals) and (
+        totals.min() < 6 or falling(int(totals.max()), 6) >= _FLOAT_EXACT_LIMIT
+    ):
+        raise CompositionError("batch compositions need between 6 and 416 cards")
+    g = _groups()
+    n_stats = len(STATS if detail else CORE_STATS)
+    out = np.empty((vals.shape[0], n_stats), dtype=np.float64)
+    _ways_batch_kernel(vals, g.factor_index, g.coefs_t_f64[:n_stats], out)
+    return out.astype(np.int64)
+
+
+def _check_values(values: list[int]) -> None:
+    if len(values) != 10:
+        raise CompositionError("a composition needs 10 point-value counts")
+    if min(values) < 0:
+        raise CompositionError(f"negative count for point value {values.index(min(values))}")
+    if sum(values) < 6:
+        raise CompositionError(f"a coup needs 6 cards in the shoe, only {sum(values)} left")
+
+
+@dataclass(frozen=True)
+class Composition:
+    """What is left in a shoe: 13 rank counts (A..K).
+
+    Rank counts (not only point values) are kept because pair bets depend on rank.
+    """
+
+    ranks: tuple[int, ...]
+
+    @classmethod
+    def full(cls, decks: int) -> Composition:
+        return cls(tuple([4 * decks] * 13))
+
+    @classmethod
+    def after_seen(cls, decks: int, seen: Iterable[str]) -> Composition:
+        """A full shoe minus the cards seen; refuses more copies of a card than the decks hold."""
+        per_card = np.zeros(52, dtype=np.int64)
+        for code in seen:
+            per_card[card_index(code)] += 1
+        over = np.nonzero(per_card > decks)[0]
+        if len(over):
+            from roads.cards import CARD_CODES
+
+            code = CARD_CODES[int(over[0])]
+            raise CompositionError(
+                f"card {code} seen {int(per_card[over[0]])} times, but {decks} deck(s) hold "
+                f"only {decks}"
+            )
+        ranks = [4 * decks - int(per_card[r * 4 : r * 4 + 4].sum()) for r in range(13)]
+        return cls(tuple(ranks))
+
+    @classmethod
+    def from_counts(cls, counts: Mapping[str, int]) -> Composition:
+        """Explicit counts by rank letter (``A``, ``2``..``9``, ``T``, ``J``, ``Q``, ``K``)."""
+        ranks = [0] * 13
+        for key, count in counts.items():
+            rank = "T" if key.upper() == "10" else key.upper()
+            if rank not in RANKS:
+                raise CompositionError(f"unknown rank {key!r} in composition")
+            if count < 0:
+                raise CompositionError(f"negative count {count} for rank {rank}")
+            ranks[RANKS.index(rank)] = count
+        return cls(tuple(ranks))
+
+    @property
+    def cards(self) -> int:
+        return sum(self.ranks)
+
+    @property
+    def values(self) -> np.ndarray:
+        return values_from_ranks(self.ranks)
+
+    def without(self, value: int) -> Composition:
+        """The composition minus one card of point value ``value`` (for effects of removal)."""
+        ranks = list(self.ranks)
+        candidates = [r for r in range(13) if RANK_POINTS[r] == value and ranks[r] > 0]
+        if not candidates:
+            raise CompositionError(f"no card of value {value} left to remove")
+        ranks[max(candidates, key=lambda r: ranks[r])] -= 1
+        return Composition(tuple(ranks))
+
+
+@dataclass(frozen=True)
+class Odds:
+    """Exact next-coup figures for one composition under one rule set."""
+
+    composition: Composition
+    ways: dict[str, int]
+    pair_ways: tuple[int, int]  # (ordered 2-card pairs, ordered 2-card draws)
+
+    @property
+    def total(self) -> int:
+        return self.ways["banker"] + self.ways["player"] + self.ways["tie"]
+
+    def probability(self, stat: str) -> Fraction:
+        return Fraction(self.ways[stat], self.total)
+
+    @property
+    def pair_probability(self) -> Fraction:
+        pairs, draws = self.pair_ways
+        return Fraction(pairs, draws)
+
+    def house_edges(self, rules: RuleSet) -> dict[str, Fraction]:
+        """Exact house edge (expected loss per unit staked) of every bet the rules offer."""
+        b, p, t, tot = self.ways["banker"], self.ways["player"], self.ways["tie"], self.total
+        d7, p8 = self.ways["dragon7"], self.ways["panda8"]
+        banker_paid = b - d7 if rules.ez_push else b
+        edges = {
+            "banker": -Fraction(rules.banker_net * banker_paid - p, tot),
+            "player": -Fraction(rules.player_payout * p - b, tot),
+            "tie": -Fraction(rules.tie_payout * t - (b + p), tot),
+        }
+        if rules.pair_payout is not None:
+            q = self.pair_probability
+            edge = -(rules.pair_payout * q - (1 - q))
+            edges["player_pair"] = edge
+            edges["banker_pair"] = edge
+        if rules.dragon7_payout is not None:
+            edges["dragon7"] = -Fraction(rules.dragon7_payout * d7 - (tot - d7), tot)
+        if rules.panda8_payout is not None:
+            edges["panda8"] = -Fraction(rules.panda8_payout * p8 - (tot - p8), tot)
+        return edges
+
+    def to_dict(self, rules: RuleSet) -> dict[str, Any]:
+        """The JSON contract: exact integers in ``ways``, floats elsewhere."""
+        w = self.ways
+        return {
+            "rules": rules.name,
+            "cards": self.composition.cards,
+            "composition": dict(zip(RANKS, self.composition.ranks, strict=True)),
+            "ways": {"banker": w["banker"], "player": w["player"], "tie": w["tie"],
+                     "total": self.total},
+            "probability": {
+                k: float(self.probability(k)) for k in ("banker", "player", "tie")
+            } | {"pair": float(self.pair_probability)},
+            "house_edge": {k: float(v) for k, v in self.house_edges(rules).items()},
+            "pair_probability": f"{self.pair_probability.numerator}/"
+            f"{self.pair_probability.denominator}",
+            "naturals": {k: w[k] for k in (
+                "banker_natural_8", "banker_natural_9", "player_natural_8", "player_natural_9",
+                "at_least_one_natural")},
+            "cards_per_coup": {str(n): w[f"cards_{n}"] for n in (4, 5, 6)},
+            "side_outcomes": {"dragon7": w["dragon7"], "panda8": w["panda8"]},
+        } | ({
+            "final_totals": {
+                "player": [w[f"player_total_{t}"] for t in range(10)],
+                "banker": [w[f"banker_total_{t}"] for t in range(10)],
+            }
+        } if "player_total_0" in w else {})
+
+
+def exact_odds(composition: Composition, detail: bool = False) -> Odds:
+    """Exact next-coup odds for a composition (``detail`` adds final-total distributions)."""
+    ranks = composition.ranks
+    if any(c < 0 for c in ranks):
+        raise CompositionError("a composition has a negative count")
+    n = sum(ranks)
+    pairs = sum(c * (c - 1) for c in ranks)
+    return Odds(composition, ways(values_from_ranks(ranks), detail), (pairs, n * (n - 1)))
+
+
+def effects_of_removal(composition: Composition, rules: RuleSet) -> dict[str, dict[str, float]]:
+    """How removing one card of each point value moves the probabilities and house edges."""
+    base = exact_odds(composition)
+    base_edges = base.house_edges(rules)
+    result: dict[str, dict[str, float]] = {}
+    for value in range(10):
+        try:
+            after = exact_odds(composition.without(value))
+        except CompositionError:
+            continue
+        edges = after.house_edges(rules)
+        label = "A" if value == 1 else str(value)
+        result[label] = {
+            **{f"delta_p_{k}": float(after.probability(k) - base.probability(k))
+               for k in ("banker", "player", "tie")},
+            **{f"delta_edge_{k}": float(edges[k] - base_edges[k]) for k in base_edges},
+        }
+    return result
+
+
+def seen_from_text(text: str) -> list[str]:
+    """Cards seen, from a leniently written list (``"As Kd 9c"``, ``"10h,2S"``)."""
+    return parse_cards(text)

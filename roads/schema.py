@@ -1,0 +1,102 @@
+"""The canonical coup schema, version 1: the one shape every source converts into.
+
+Roads, statistics, the dashboard and exports read only these two tables. Closed sets are
+``pl.Enum`` so a stray label cannot enter; cards are stored as canonical codes (``As``).
+See ``docs/schema.md`` for the meaning of every column.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from roads.cards import CARD_CODES
+from roads.tableau import OUTCOMES
+
+SCHEMA_VERSION = 1
+
+Card = pl.Enum(list(CARD_CODES))
+Outcome = pl.Enum(list(OUTCOMES))
+SOURCES = ("live", "engine", "import")
+Source = pl.Enum(list(SOURCES))
+Timestamp = pl.Datetime("us", "UTC")
+
+COUPS: dict[str, pl.DataType] = {
+    "table_id": pl.String(),
+    "shoe_id": pl.String(),
+    "coup": pl.Int32(),
+    "outcome": Outcome,
+    "player_cards": pl.List(Card),
+    "banker_cards": pl.List(Card),
+    "player_total": pl.Int8(),
+    "banker_total": pl.Int8(),
+    "natural": pl.Boolean(),
+    "player_pair": pl.Boolean(),
+    "banker_pair": pl.Boolean(),
+    "dealt_at": Timestamp,
+    "source": Source,
+}
+
+SHOES: dict[str, pl.DataType] = {
+    "table_id": pl.String(),
+    "shoe_id": pl.String(),
+    "rules": pl.String(),
+    "decks": pl.Int8(),
+    "burn_cards": pl.List(Card),
+    "cut_card_index": pl.Int16(),
+    "coups": pl.Int16(),
+    "cards_dealt": pl.Int16(),
+    "started_at": Timestamp,
+    "ended_at": Timestamp,
+    "seed": pl.UInt64(),
+    "source": Source,
+}
+
+TABLES: dict[str, dict[str, pl.DataType]] = {"coups": COUPS, "shoes": SHOES}
+
+
+class SchemaError(ValueError):
+    """A frame that cannot be made canonical (missing or unconvertible column)."""
+
+
+def schema(table: str) -> pl.Schema:
+    """The polars schema of a canonical table (``coups`` or ``shoes``)."""
+    try:
+        return pl.Schema(TABLES[table])
+    except KeyError:
+        raise SchemaError(f"unknown canonical table {table!r}") from None
+
+
+def conform(frame: pl.DataFrame, table: str) -> pl.DataFrame:
+    """Select and cast ``frame`` to the canonical column order and types.
+
+    Missing nullable columns are filled with nulls; a column that cannot be cast raises
+    :class:`SchemaError` naming it, because a silently mangled column is worse than none.
+    """
+    target = schema(table)
+    required = {"table_id", "shoe_id"} | ({"coup", "outcome"} if table == "coups" else set())
+    missing = required - set(frame.columns)
+    if missing:
+        raise SchemaError(f"{table}: missing column(s) {', '.join(sorted(missing))}")
+    columns = []
+    for name, dtype in target.items():
+        if name not in frame.columns:
+            columns.append(pl.lit(None, dtype=dtype).alias(name))
+        elif frame.schema[name] == dtype:
+            columns.append(pl.col(name))
+        else:
+            columns.append(pl.col(name).cast(dtype, strict=True))
+    try:
+        return frame.select(columns)
+    except (pl.exceptions.InvalidOperationError, pl.exceptions.ComputeError) as exc:
+        raise SchemaError(f"{table}: {exc}") from None
+
+
+def provenance(**items: Any) -> dict[str, str]:
+    """Parquet key/value metadata: schema version plus the given items, as strings."""
+    from roads import __version__
+
+    meta = {"roads.schema_version": str(SCHEMA_VERSION), "roads.software_version": __version__}
+    meta.update({f"roads.{k}": str(v) for k, v in items.items() if v is not None})
+    return meta
