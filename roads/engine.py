@@ -84,28 +84,9 @@ def _seed_state(seed: np.uint64, s: np.ndarray) -> None:
 
 
 @nb.njit(cache=True, nogil=True)
-def _deal_one(
-    seed: np.uint64,
-    decks: int,
-    cut_lo: int,
-    cut_hi: int,
-    last_coup_rule: bool,
-    burn_first: bool,
-    shoe: np.ndarray,
-    cards: np.ndarray,
-    result: np.ndarray,
-    info: np.ndarray,
-) -> None:
-    """Deal one shoe into preallocated rows.
-
-    ``shoe``: the shuffled order (all cards). ``cards[c, 0:6]``: P1 P2 P3 B1 B2 B3 of coup
-    ``c`` (255 = no card). ``result[c]``: player total, banker total, outcome (0 B, 1 P,
-    2 T), natural, player pair, banker pair. ``info``: coups, burned cards (exposed card
-    included), cut-card index, cards dealt to coups.
-    """
+def _shuffle(state: np.ndarray, decks: int, shoe: np.ndarray) -> None:
+    """Fill ``shoe`` with ``decks`` packs and Fisher-Yates shuffle it."""
     n = 52 * decks
-    state = np.empty(4, dtype=np.uint64)
-    _seed_state(seed, state)
     for i in range(n):
         shoe[i] = i % 52
     for i in range(n - 1, 0, -1):
@@ -113,18 +94,37 @@ def _deal_one(
         tmp = shoe[i]
         shoe[i] = shoe[j]
         shoe[j] = tmp
-    cut_from_end = cut_lo
-    if cut_hi > cut_lo:
-        cut_from_end += int(_below(state, np.uint64(cut_hi - cut_lo + 1)))
-    cut = n - cut_from_end
+
+
+@nb.njit(cache=True, nogil=True)
+def _play_shoe(
+    shoe: np.ndarray,
+    cut: int,
+    last_coup_rule: bool,
+    burn_first: bool,
+    cards: np.ndarray,
+    result: np.ndarray,
+    info: np.ndarray,
+) -> None:
+    """Burn, then deal coups from ``shoe`` until the end rule stops the shoe.
+
+    ``cut``: cards in front of the cut card. ``cards[c, 0:6]``: P1 P2 P3 B1 B2 B3 of coup
+    ``c`` (255 = no card). ``result[c]``: player total, banker total, outcome (0 B, 1 P,
+    2 T), natural, player pair, banker pair. ``info``: coups, burned cards (the exposed
+    card included), cut-card index, cards dealt to coups.
+
+    End rules: *finish-plus-one* ends with the first coup that starts at or behind the cut
+    card (the coup after the one it came out in, or the very coup it came out before);
+    *last-coup* ends with the coup during which the cut card comes out (its last card at or
+    behind the cut card).
+    """
     pos = 0
     if burn_first:
         pos = 1 + _BURN[shoe[0]]
     burned = pos
     c = 0
     while True:
-        start = pos
-        last = (not last_coup_rule) and start >= cut
+        last = (not last_coup_rule) and pos >= cut
         p1, b1, p2, b2 = shoe[pos], shoe[pos + 1], shoe[pos + 2], shoe[pos + 3]
         pos += 4
         pt = (_POINTS[p1] + _POINTS[p2]) % 10
@@ -159,6 +159,30 @@ def _deal_one(
     info[1] = burned
     info[2] = cut
     info[3] = pos - burned
+
+
+@nb.njit(cache=True, nogil=True)
+def _deal_one(
+    seed: np.uint64,
+    decks: int,
+    cut_lo: int,
+    cut_hi: int,
+    last_coup_rule: bool,
+    burn_first: bool,
+    shoe: np.ndarray,
+    cards: np.ndarray,
+    result: np.ndarray,
+    info: np.ndarray,
+) -> None:
+    """Shuffle a shoe from its seed, place the cut card, and play it out."""
+    state = np.empty(4, dtype=np.uint64)
+    _seed_state(seed, state)
+    _shuffle(state, decks, shoe)
+    cut_from_end = cut_lo
+    if cut_hi > cut_lo:
+        cut_from_end += int(_below(state, np.uint64(cut_hi - cut_lo + 1)))
+    _play_shoe(shoe, 52 * decks - cut_from_end, last_coup_rule, burn_first,
+               cards, result, info)
 
 
 @nb.njit(cache=True, parallel=True)
@@ -203,7 +227,8 @@ def _compact(
 def shoe_seeds(run_seed: int, start: int, count: int) -> np.ndarray:
     """Per-shoe seeds for shoe indices ``start .. start+count-1`` of a run."""
     indices = np.arange(start, start + count, dtype=np.uint64)
-    return _shoe_seeds_vec(np.uint64(run_seed % 2**64), indices)  # type: ignore[no-any-return]
+    seeds: np.ndarray = _shoe_seeds_vec(np.uint64(run_seed % 2**64), indices)
+    return seeds
 
 
 @dataclass(frozen=True)
@@ -259,16 +284,41 @@ class DealtShoe:
         return sum(len(p) + len(b) for p, b in self.coups)
 
 
-def deal_shoe(rules: RuleSet, seed: int) -> DealtShoe:
-    """Deal a single shoe from its per-shoe seed (the ``seed`` column of ``shoes``)."""
-    batch = deal_batch(rules, np.array([seed], dtype=np.uint64))
-    order = tuple(CARD_CODES[c] for c in batch.shoes[0])
-    coups_n, burned, cut, _ = (int(x) for x in batch.info[0])
+def _readable(seed: int, shoe: np.ndarray, cards: np.ndarray, info: np.ndarray) -> DealtShoe:
+    order = tuple(CARD_CODES[c] for c in shoe)
+    coups_n, burned, cut, _ = (int(x) for x in info)
     coups = tuple(
         (
             tuple(CARD_CODES[c] for c in row[:3] if c != NO_CARD),
             tuple(CARD_CODES[c] for c in row[3:] if c != NO_CARD),
         )
-        for row in batch.cards[:coups_n]
+        for row in cards[:coups_n]
     )
     return DealtShoe(seed, order, order[:burned], cut, coups)
+
+
+def deal_shoe(rules: RuleSet, seed: int) -> DealtShoe:
+    """Deal a single shoe from its per-shoe seed (the ``seed`` column of ``shoes``)."""
+    batch = deal_batch(rules, np.array([seed], dtype=np.uint64))
+    return _readable(seed, batch.shoes[0], batch.cards, batch.info[0])
+
+
+def play_order(rules: RuleSet, order: list[str], cut_from_end: int) -> DealtShoe:
+    """Play a given card order (no shuffle) under the rules' burn and end rules.
+
+    For constructed shoes: tests of the burn and end rules, and replays of a recorded order.
+    The order need not be a full shoe, but must hold enough cards to finish.
+    """
+    from roads.cards import card_index
+
+    shoe = np.array([card_index(c) for c in order], dtype=np.uint8)
+    max_coups = len(order) // 4 + 1
+    cards = np.empty((max_coups, 6), dtype=np.uint8)
+    result = np.empty((max_coups, 6), dtype=np.int8)
+    info = np.empty(4, dtype=np.int32)
+    needed = len(order) - cut_from_end + (11 if rules.end_rule == "finish-plus-one" else 6)
+    if cut_from_end < 0 or needed > len(order):
+        raise ValueError(f"cut {cut_from_end} from the end leaves too few cards to finish")
+    _play_shoe(shoe, len(order) - cut_from_end, rules.end_rule == "last-coup",
+               rules.burn_rule == "first-card", cards, result, info)
+    return _readable(0, shoe, cards, info)

@@ -115,7 +115,7 @@ def _groups() -> _Groups:
         counts[:, s] = np.bincount(inverse, weights=flags[:, s], minlength=n_groups).round()
     counts //= dup[first][:, None]
     # Factor vector per composition: f[v*6 + j] = c_v - j, f[60] = N-4, f[61] = N-5, f[62] = 1.
-    factor_index = np.full((n_groups, 6), 62, dtype=np.int64)
+    factor_index = np.full((n_groups, 6), 62, dtype=np.uint8)  # small: cache-friendly
     g_mult = mult[first]
     g_used = used[first]
     for g in range(n_groups):
@@ -186,17 +186,17 @@ def _ways_raw(values: list[int], n_stats: int) -> list[int]:
         coefs = (g.coefs_t_f64 if float_ok else g.coefs_t)[:n_stats]
         out = np.empty(n_stats, dtype=dtype)
         _ways_kernel(np.array(values, dtype=np.int64), g.factor_index, coefs, out)
-        return out.astype(np.int64).tolist()  # type: ignore[no-any-return]
-    vals = [int(v) for v in values]
-    n = sum(vals)
-    f = [max(vals[v] - j, 0) for v in range(10) for j in range(6)] + [n - 4, n - 5, 1]
-    out = [0] * n_stats
+        exact: list[int] = out.astype(np.int64).tolist()
+        return exact
+    n = sum(values)
+    f = [max(values[v] - j, 0) for v in range(10) for j in range(6)] + [n - 4, n - 5, 1]
+    big = [0] * n_stats
     for gi, idx in enumerate(g.factor_index.tolist()):
         w_big = f[idx[0]] * f[idx[1]] * f[idx[2]] * f[idx[3]] * f[idx[4]] * f[idx[5]]
         if w_big:
             for s in range(n_stats):
-                out[s] += int(g.coefs_t[s, gi]) * w_big
-    return out
+                big[s] += int(g.coefs_t[s, gi]) * w_big
+    return big
 
 
 def falling(n: int, k: int) -> int:

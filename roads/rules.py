@@ -150,7 +150,7 @@ def validate(rules: RuleSet) -> None:
         raise RulesError(
             f"{where}: cut_card_from_end must be at least {need} for end rule {rules.end_rule}"
         )
-    if high > rules.cards - 60:
+    if rules.cards - high < 20:
         raise RulesError(f"{where}: cut_card_from_end {high} leaves too few cards to play")
 
 
@@ -236,7 +236,8 @@ def get_rules(name_or_path: str) -> RuleSet:
     if name_or_path.endswith(".toml"):
         return load_rules(Path(name_or_path))
     raise RulesError(
-        f"unknown rule set {name_or_path!r}; known: {', '.join(PRESETS)} (or a path to a .toml file)"
+        f"unknown rule set {name_or_path!r}; known: {', '.join(PRESETS)} "
+        "(or a path to a .toml file)"
     )
 
 

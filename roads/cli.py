@@ -1,0 +1,242 @@
+"""The ``roads`` command: a thin shell that parses, calls the library and prints.
+
+Exit codes: 0 success; 1 the work ran but found a problem; 2 bad input or usage (an unknown
+rule set, a malformed card, an impossible composition) — always a one-line message, never a
+traceback.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import random
+import sys
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from roads import __version__
+from roads.cards import CardError
+from roads.rules import PRESETS, RulesError, RuleSet, get_rules, ratio
+from roads.schema import SchemaError
+
+F = TypeVar("F", bound=Callable[..., Any])
+EXIT_INPUT = 2
+DEFAULT_STORE = Path("data/store")
+
+
+def _fail(message: str) -> None:
+    click.echo(f"roads: error: {message}", err=True)
+    sys.exit(EXIT_INPUT)
+
+
+def input_errors(func: F) -> F:
+    """Turn the library's input errors into one line on stderr and exit code 2."""
+    from roads.odds import CompositionError
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except (RulesError, CardError, CompositionError, SchemaError) as exc:
+            _fail(str(exc))
+        except FileNotFoundError as exc:
+            _fail(f"{exc.filename}: no such file or directory")
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="roads")
+def main() -> None:
+    """Baccarat Roads: shoe engine, exact odds, roads and statistics."""
+
+
+@main.command("rules")
+@click.argument("name", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@input_errors
+def rules_cmd(name: str | None, as_json: bool) -> None:
+    """List the rule sets, or show one (NAME: a preset or a path to a .toml file)."""
+    if name is not None:
+        rules = get_rules(name)
+        if as_json:
+            _emit_json(rules.to_dict())
+        else:
+            _print_rules(rules)
+        return
+    if as_json:
+        _emit_json([r.to_dict() for r in PRESETS.values()])
+        return
+    width = max(len(n) for n in PRESETS)
+    for rules in PRESETS.values():
+        click.echo(f"{rules.name:<{width}}  {rules.description}")
+
+
+def _print_rules(rules: RuleSet) -> None:
+    d = rules.to_dict()
+    click.echo(f"{rules.name}: {rules.description}")
+    click.echo(f"  decks            {rules.decks} ({rules.cards} cards)")
+    commission = f" less {float(rules.banker_commission):.0%}" if rules.banker_commission else ""
+    click.echo(f"  Banker pays      {ratio(rules.banker_payout)}{commission}"
+               + ("; a three-card 7 pushes" if rules.ez_push else ""))
+    click.echo(f"  Player pays      {ratio(rules.player_payout)}")
+    click.echo(f"  Tie pays         {ratio(rules.tie_payout)}")
+    for label, key in (("Pairs pay", "pair"), ("Dragon 7 pays", "dragon7"),
+                       ("Panda 8 pays", "panda8")):
+        if d["payouts"][key]:
+            click.echo(f"  {label:<16} {d['payouts'][key]}")
+    lo, hi = rules.cut_card_from_end
+    cut = str(lo) if lo == hi else f"{lo}-{hi}"
+    click.echo(f"  cut card         {cut} cards from the end, end rule {rules.end_rule}")
+    click.echo(f"  burn             {rules.burn_rule}")
+    table = {k: v for k, v in d["table"].items() if v not in (None, False)}
+    if table:
+        click.echo("  table            " + ", ".join(f"{k}={v}" for k, v in table.items()))
+    click.echo(f"  from             {rules.source}")
+
+
+@main.command("odds")
+@click.option("--rules", "rules_name", default="standard-8", show_default=True,
+              help="Rule set name or .toml path.")
+@click.option("--decks", type=int, help="Override the rule set's number of decks.")
+@click.option("--seen", default="", help='Cards already dealt, e.g. "As Kd 9c 10h".')
+@click.option("--counts", default="",
+              help='Explicit composition by rank, e.g. "A=32,2=32,...,K=32" (overrides --seen).')
+@click.option("--effects", is_flag=True,
+              help="Also show the effect of removing one card of each value.")
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@input_errors
+def odds_cmd(rules_name: str, decks: int | None, seen: str, counts: str, effects: bool,
+             as_json: bool) -> None:
+    """Exact next-coup odds and house edges for a shoe composition."""
+    from roads.odds import (
+        Composition,
+        CompositionError,
+        effects_of_removal,
+        exact_odds,
+        seen_from_text,
+    )
+
+    rules = get_rules(rules_name)
+    if decks is not None:
+        try:
+            rules = replace(rules, decks=decks)
+        except RulesError as exc:
+            raise RulesError(f"--decks {decks}: {exc}") from None
+    if counts:
+        parsed: dict[str, int] = {}
+        for item in counts.split(","):
+            key, sep, value = item.partition("=")
+            if not sep or not value.strip().lstrip("-").isdigit():
+                raise CompositionError(f"--counts: cannot read {item.strip()!r} (use RANK=COUNT)")
+            parsed[key.strip()] = int(value)
+        composition = Composition.from_counts(parsed)
+    else:
+        composition = Composition.after_seen(rules.decks, seen_from_text(seen))
+    odds = exact_odds(composition, detail=True)
+    result = odds.to_dict(rules)
+    if effects:
+        result["effects_of_removal"] = effects_of_removal(composition, rules)
+    if as_json:
+        _emit_json(result)
+        return
+    click.echo(f"{rules.name}: {composition.cards} cards in the shoe")
+    total = result["ways"]["total"]
+    click.echo(f"  ordered 6-card ways  {total:,}")
+    for key in ("banker", "player", "tie"):
+        ways = result["ways"][key]
+        click.echo(f"  {key.capitalize():<7} {ways:>26,}  p = {ways / total:.8f}")
+    click.echo(f"  pair probability     {result['pair_probability']} "
+               f"= {result['probability']['pair']:.8f}")
+    click.echo("  house edge:")
+    for key, edge in result["house_edge"].items():
+        click.echo(f"    {key:<12} {edge * 100:9.6f}%")
+    if effects:
+        click.echo("  effect of removing one card (change in P(Player), Banker edge):")
+        for value, eff in result["effects_of_removal"].items():
+            click.echo(f"    {value:>2}  {eff['delta_p_player']:+.4e}  "
+                       f"{eff['delta_edge_banker'] * 100:+.6f}%")
+    click.echo("Information only: no betting system changes the house edge.")
+
+
+@main.command("simulate")
+@click.option("--shoes", type=click.IntRange(min=1), required=True, help="Shoes to deal.")
+@click.option("--tables", type=click.IntRange(min=1, max=999), default=1, show_default=True,
+              help="Spread the shoes round-robin over this many tables.")
+@click.option("--rules", "rules_name", default="standard-8", show_default=True,
+              help="Rule set name or .toml path.")
+@click.option("--seed", type=click.IntRange(min=0, max=2**64 - 1),
+              help="Run seed (default: random, printed).")
+@click.option("--out", type=click.Path(path_type=Path), default=DEFAULT_STORE,
+              show_default=True, help="Dataset directory (coups/ and shoes/ go inside).")
+@click.option("--start", type=click.DateTime(formats=["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S"]),
+              help="Simulated clock start, UTC (default 2026-01-01).")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON summary of the run.")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+@input_errors
+def simulate_cmd(shoes: int, tables: int, rules_name: str, seed: int | None, out: Path,
+                 start: datetime | None, as_json: bool, quiet: bool) -> None:
+    """Deal complete shoes with the engine and write them as canonical Parquet."""
+    from datetime import UTC
+
+    from tqdm import tqdm
+
+    from roads.simulate import DEFAULT_START, Simulation, write_simulation
+
+    rules = get_rules(rules_name)
+    if seed is None:
+        seed = random.SystemRandom().randrange(2**63)
+    begin = start.replace(tzinfo=UTC) if start else DEFAULT_START
+    sim = Simulation(rules=rules, shoes=shoes, seed=seed, tables=tables, start=begin)
+    with tqdm(total=shoes, unit="shoe", disable=quiet or as_json, file=sys.stderr,
+              desc="dealing") as bar:
+        files, coups = write_simulation(sim, out, lambda n, _c: bar.update(n))
+    summary = {"rules": rules.name, "seed": seed, "shoes": shoes, "tables": tables,
+               "coups": coups, "out": str(out), "files": [str(f) for f in files]}
+    if as_json:
+        _emit_json(summary)
+    else:
+        click.echo(f"dealt {shoes:,} shoes ({coups:,} coups) under {rules.name}, seed {seed}, "
+                   f"into {out}")
+
+
+@main.command("summary")
+@click.option("--store", type=click.Path(path_type=Path), default=DEFAULT_STORE,
+              show_default=True, help="Dataset directory.")
+@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True,
+              help="Show at most this many shoes (the most recent).")
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@input_errors
+def summary_cmd(store: Path, limit: int, as_json: bool) -> None:
+    """Per-shoe summary of a dataset: coups, Banker/Player/Tie, pairs, naturals."""
+    from roads.summary import shoe_summary
+
+    table = shoe_summary(store).tail(limit)
+    if as_json:
+        _emit_json(table.to_dicts())
+        return
+    if table.is_empty():
+        click.echo(f"no shoes in {store}")
+        return
+    click.echo(f"{'table':<8} {'shoe':<18} {'rules':<11} {'coups':>5} {'B':>4} {'P':>4} "
+               f"{'T':>4} {'BP':>3} {'PP':>3} {'nat':>4}  outcomes")
+    for row in table.iter_rows(named=True):
+        click.echo(
+            f"{row['table_id']:<8} {row['shoe_id']:<18} {row['rules'] or '':<11} "
+            f"{row['coups']:>5} {row['banker']:>4} {row['player']:>4} {row['tie']:>4} "
+            f"{row['banker_pairs']:>3} {row['player_pairs']:>3} {row['naturals']:>4}  "
+            f"{row['outcomes'][:40]}{'…' if len(row['outcomes']) > 40 else ''}"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,100 @@
+"""The `roads` command: contracts, JSON, exit codes and one-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from roads.cli import main
+
+
+def run(*args: str) -> Any:
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+@pytest.mark.parametrize("command", [[], ["rules"], ["odds"], ["simulate"], ["summary"]])
+def test_help_everywhere(command: list[str]) -> None:
+    result = run(*command, "--help")
+    assert result.exit_code == 0 and "Usage:" in result.output
+
+
+def test_rules_list_and_json() -> None:
+    result = run("rules")
+    assert result.exit_code == 0
+    assert [line.split()[0] for line in result.output.splitlines()] == [
+        "standard-8", "standard-6", "casino-6", "live-8", "tie9-8", "tie9-6", "ez-8"]
+    data = json.loads(run("rules", "casino-6", "--json").output)
+    assert data["decks"] == 6 and data["payouts"]["banker"] == "19:20"
+    assert data["shoe"] == {"cut_card_from_end": [7, 7], "end_rule": "last-coup",
+                            "burn_rule": "first-card"}
+
+
+def test_odds_json_contract(exact_fixture: dict[str, Any]) -> None:
+    result = run("odds", "--rules", "standard-8", "--json")
+    assert result.exit_code == 0
+    data = json.loads(result.output)
+    expected = exact_fixture["decks"]["8"]
+    assert data["ways"] == {k: expected[k] for k in ("banker", "player", "tie", "total")}
+    assert all(isinstance(v, int) for v in data["ways"].values())
+    assert data["house_edge"]["banker"] == pytest.approx(0.01057906, abs=1e-8)
+    assert data["probability"]["tie"] == pytest.approx(expected["tie"] / expected["total"])
+
+
+def test_odds_with_seen_cards_and_decks() -> None:
+    six = json.loads(run("odds", "--decks", "6", "--json").output)
+    assert six["ways"]["total"] == 878869206895680
+    seen = json.loads(run("odds", "--seen", "As 10h K♠, 9c", "--json").output)
+    assert seen["cards"] == 412 and seen["composition"]["A"] == 31
+    effects = json.loads(run("odds", "--effects", "--json").output)["effects_of_removal"]
+    assert set(effects) == {"A", *map(str, range(2, 10)), "0"}
+    text = run("odds", "--rules", "ez-8").output
+    assert "dragon7" in text and "panda8" in text and "Information only" in text
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["odds", "--rules", "nope"], "unknown rule set 'nope'"),
+        (["odds", "--seen", "As Xx"], "not a card: 'Xx'"),
+        (["odds", "--decks", "1", "--seen", "As As"], "card As seen 2 times"),
+        (["odds", "--counts", "A=-3"], "negative count -3 for rank A"),
+        (["odds", "--counts", "A=three"], "cannot read 'A=three'"),
+        (["odds", "--counts", "A=3"], "a coup needs 6 cards"),
+        (["odds", "--decks", "40"], "--decks 40"),
+        (["rules", "nope"], "unknown rule set"),
+        (["simulate", "--shoes", "1", "--rules", "missing.toml"], "no such rule-set file"),
+    ],
+)
+def test_errors_are_one_line_with_exit_2(args: list[str], message: str) -> None:
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0] and lines[0].startswith("roads: error:")
+
+
+def test_simulate_then_summary(tmp_path: Path) -> None:
+    out = tmp_path / "store"
+    result = run("simulate", "--shoes", "5", "--tables", "2", "--seed", "7",
+                 "--out", str(out), "--json")
+    assert result.exit_code == 0
+    summary = json.loads(result.output)
+    assert summary["seed"] == 7 and summary["shoes"] == 5 and summary["coups"] > 5 * 60
+    table = json.loads(run("summary", "--store", str(out), "--json").output)
+    assert len(table) == 5
+    assert sum(r["coups"] for r in table) == summary["coups"]
+    assert all(r["banker"] + r["player"] + r["tie"] == r["coups"] for r in table)
+    assert all(len(r["outcomes"]) == r["coups"] for r in table)
+    text = run("summary", "--store", str(out)).output
+    assert "SIM-01" in text and "SIM-02" in text
+    empty = run("summary", "--store", str(tmp_path / "nothing"))
+    assert empty.exit_code == 0 and "no shoes" in empty.output
+
+
+def test_simulate_rejects_bad_counts() -> None:
+    result = CliRunner().invoke(main, ["simulate", "--shoes", "0"])
+    assert result.exit_code == 2 and "--shoes" in result.output
