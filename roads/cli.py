@@ -44,8 +44,8 @@ def input_errors(func: F) -> F:
             return func(*args, **kwargs)
         except (RulesError, CardError, CompositionError, SchemaError) as exc:
             _fail(str(exc))
-        except FileNotFoundError as exc:
-            _fail(f"{exc.filename}: no such file or directory")
+        except OSError as exc:
+            _fail(f"{exc.filename or ''}: {exc.strerror or exc}")
 
     return wrapper  # type: ignore[return-value]
 

@@ -1,0 +1,69 @@
+"""Engine speed: coups per second in memory and end to end into Parquet, and peak memory.
+
+Run: .venv/bin/python -m benchmarks.simulate [SHOES]
+Targets (issue 2): >= 10 million coups/s in memory, >= 2 million coups/s into Parquet with
+every card, on this 2-core machine; peak memory must not grow with the number of shoes.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from roads.engine import deal_batch, shoe_seeds
+from roads.rules import get_rules
+from roads.simulate import Simulation, write_simulation
+
+
+def in_memory(shoes: int, batch: int = 8192) -> float:
+    rules = get_rules("standard-8")
+    deal_batch(rules, shoe_seeds(0, 0, 64))
+    coups = 0
+    start = time.perf_counter()
+    for first in range(0, shoes, batch):
+        coups += len(deal_batch(rules, shoe_seeds(3, first, min(batch, shoes - first))).cards)
+    return coups / (time.perf_counter() - start)
+
+
+def to_parquet(shoes: int) -> tuple[float, int]:
+    rules = get_rules("standard-8")
+    out = Path(tempfile.mkdtemp(prefix="roads-bench-"))
+    try:
+        write_simulation(Simulation(rules, shoes=200, seed=1), out / "warm")
+        start = time.perf_counter()
+        _, coups = write_simulation(Simulation(rules, shoes=shoes, seed=5, tables=8), out / "run")
+        elapsed = time.perf_counter() - start
+        size = sum(f.stat().st_size for f in (out / "run").rglob("*.parquet"))
+        return coups / elapsed, size
+    finally:
+        shutil.rmtree(out)
+
+
+def peak_rss_mb(shoes: int) -> float:
+    """Peak resident memory of a fresh process that writes ``shoes`` shoes to Parquet."""
+    code = (
+        "import resource, sys; from benchmarks.simulate import to_parquet; "
+        f"to_parquet({shoes}); "
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return int(out.stdout.split()[-1]) / 1024
+
+
+def main() -> None:
+    shoes = int(sys.argv[1]) if len(sys.argv) > 1 else 200_000
+    rate = in_memory(shoes)
+    print(f"in memory:  {rate / 1e6:6.2f} million coups/s ({shoes:,} eight-deck shoes)")
+    rate, size = to_parquet(shoes)
+    print(f"to Parquet: {rate / 1e6:6.2f} million coups/s ({shoes:,} shoes, every card; "
+          f"{size / 1e6:.0f} MB on disk)")
+    for n in (shoes // 8, shoes // 2, shoes * 2):
+        print(f"peak RSS writing {n:>9,} shoes to Parquet: {peak_rss_mb(n):6.0f} MB")
+
+
+if __name__ == "__main__":
+    main()
