@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from roads.errors import InputError
+
 RANKS = "A23456789TJQK"
 SUITS = "shdc"
 #: Canonical codes in engine order: index ``rank * 4 + suit``.
@@ -26,7 +28,7 @@ _SUIT_SYMBOLS = {"♠": "s", "♥": "h", "♦": "d", "♣": "c", "♤": "s", "�
 _TOKEN = re.compile(r"^(10|[2-9]|[atjqk])([shdc])$")
 
 
-class CardError(ValueError):
+class CardError(InputError):
     """A card token that cannot be read; the message names the token."""
 
 

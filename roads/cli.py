@@ -20,9 +20,8 @@ from typing import Any, TypeVar
 import click
 
 from roads import __version__
-from roads.cards import CardError
+from roads.errors import InputError
 from roads.rules import PRESETS, RulesError, RuleSet, get_rules, ratio
-from roads.schema import SchemaError
 
 F = TypeVar("F", bound=Callable[..., Any])
 EXIT_INPUT = 2
@@ -36,13 +35,12 @@ def _fail(message: str) -> None:
 
 def input_errors(func: F) -> F:
     """Turn the library's input errors into one line on stderr and exit code 2."""
-    from roads.odds import CompositionError
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
-        except (RulesError, CardError, CompositionError, SchemaError) as exc:
+        except InputError as exc:
             _fail(str(exc))
         except OSError as exc:
             _fail(f"{exc.filename or ''}: {exc.strerror or exc}")

@@ -24,6 +24,7 @@ import numba as nb
 import numpy as np
 
 from roads.cards import RANK_POINTS, RANKS, card_index, parse_cards
+from roads.errors import InputError
 from roads.rules import RuleSet
 from roads.tableau import BANKER_DRAWS, PLAYER_DRAWS
 
@@ -49,7 +50,7 @@ _INT64_LIMIT = 2**63 - 1
 _FLOAT_EXACT_LIMIT = 2**53
 
 
-class CompositionError(ValueError):
+class CompositionError(InputError):
     """An impossible shoe composition (negative counts, too many copies, too few cards)."""
 
 
@@ -98,14 +99,11 @@ def _sequence_table() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 @functools.cache
 def _groups() -> _Groups:
     grid, used, flags = _sequence_table()
-    # Multiplicity of each value among the cards the coup actually used.
-    mult = np.zeros((grid.shape[0], 10), dtype=np.int64)
+    # Group key: cards used, then the multiset of used values as base-7 digits (a value
+    # occurs at most 6 times, so digit v is exactly its multiplicity).
+    key = used.astype(np.int64) * 7**10
     for pos in range(6):
-        live = used > pos
-        np.add.at(mult, (np.nonzero(live)[0], grid[live, pos]), 1)
-    key = used.astype(np.int64)
-    for v in range(10):
-        key = key * 7 + mult[:, v]
+        key += np.where(used > pos, 7 ** grid[:, pos].astype(np.int64), 0)
     uniq, first, inverse = np.unique(key, return_index=True, return_inverse=True)
     n_groups = len(uniq)
     # Each L-card prefix appears 10**(6-L) times in the full grid: divide that out.
@@ -116,8 +114,10 @@ def _groups() -> _Groups:
     counts //= dup[first][:, None]
     # Factor vector per composition: f[v*6 + j] = c_v - j, f[60] = N-4, f[61] = N-5, f[62] = 1.
     factor_index = np.full((n_groups, 6), 62, dtype=np.uint8)  # small: cache-friendly
-    g_mult = mult[first]
     g_used = used[first]
+    g_mult = np.zeros((n_groups, 10), dtype=np.int64)
+    for pos in range(6):
+        np.add.at(g_mult, (np.arange(n_groups)[g_used > pos], grid[first, pos][g_used > pos]), 1)
     for g in range(n_groups):
         k = 0
         for v in range(10):

@@ -15,6 +15,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Literal
 
+from roads.errors import InputError
+
 EndRule = Literal["finish-plus-one", "last-coup"]
 BurnRule = Literal["first-card", "none"]
 END_RULES: tuple[str, ...] = ("finish-plus-one", "last-coup")
@@ -22,7 +24,7 @@ BURN_RULES: tuple[str, ...] = ("first-card", "none")
 MAX_DECKS = 16
 
 
-class RulesError(ValueError):
+class RulesError(InputError):
     """An unknown rule-set name or an invalid rule-set definition."""
 
 

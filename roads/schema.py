@@ -12,6 +12,7 @@ from typing import Any
 import polars as pl
 
 from roads.cards import CARD_CODES
+from roads.errors import InputError
 from roads.tableau import OUTCOMES
 
 SCHEMA_VERSION = 1
@@ -56,7 +57,7 @@ SHOES: dict[str, pl.DataType] = {
 TABLES: dict[str, dict[str, pl.DataType]] = {"coups": COUPS, "shoes": SHOES}
 
 
-class SchemaError(ValueError):
+class SchemaError(InputError):
     """A frame that cannot be made canonical (missing or unconvertible column)."""
 
 
