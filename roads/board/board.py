@@ -146,7 +146,8 @@ class Board:
             raise OutcomeError(f"invalid outcome {info.outcome!r} (expected B, P or T)")
         if len(self._coups) + 1 >= self._state[0][k.I_CAP]:
             self._grow()
-        k.append(*self._state, _CODE[info.outcome])
+        ints, entries, col_len, tie_of, marks, grid, draw = self._state
+        k.append(ints, entries, col_len, tie_of, marks, grid, draw, _CODE[info.outcome])
         self._coups.append(info)
 
     def extend(self, coups: Iterable[CoupInfo]) -> None:
@@ -157,7 +158,8 @@ class Board:
         while len(self._coups) + len(infos) + 1 >= self._state[0][k.I_CAP]:
             self._grow()
         codes = np.array([_CODE[i.outcome] for i in infos], dtype=np.int64)
-        k.append_many(*self._state, codes)
+        ints, entries, col_len, tie_of, marks, grid, draw = self._state
+        k.append_many(ints, entries, col_len, tie_of, marks, grid, draw, codes)
         self._coups.extend(infos)
 
     def _grow(self) -> None:
