@@ -236,5 +236,64 @@ def summary_cmd(store: Path, limit: int, as_json: bool) -> None:
         )
 
 
+@main.command("board")
+@click.argument("outcomes", required=False)
+@click.option("--leading-ties", type=click.Choice(["first-cell", "own-column"]),
+              default="first-cell", show_default=True,
+              help="Ties before the first Banker/Player: on the first cell, or a column of "
+                   "their own.")
+@click.option("--store", type=click.Path(path_type=Path), help="Read a stored shoe instead.")
+@click.option("--table", "table_id", help="Table of the stored shoe (with --store).")
+@click.option("--shoe", "shoe_id", help="Shoe id of the stored shoe (with --store).")
+@click.option("--json", "as_json", is_flag=True, help="Print the roads JSON contract.")
+@click.option("--svg", "svg_path", type=click.Path(path_type=Path),
+              help="Also draw the full scoreboard to this SVG file.")
+@click.option("--theme", default="classic", show_default=True,
+              help="SVG colour theme: classic, dark, colorblind.")
+@click.option("--window", type=click.IntRange(min=6), help="Show only the last N columns.")
+@input_errors
+def board_cmd(outcomes: str | None, leading_ties: str, store: Path | None,
+              table_id: str | None, shoe_id: str | None, as_json: bool, svg_path: Path | None,
+              theme: str, window: int | None) -> None:
+    """The roads of one shoe: OUTCOMES as a B/P/T string ('-' reads standard input), or a
+    stored shoe with --store/--table/--shoe."""
+    from roads.board import Board
+    from roads.render import scoreboard_svg
+    from roads.render.text import board_text
+
+    if store is not None:
+        if outcomes is not None or not table_id or not shoe_id:
+            raise InputError("with --store give --table and --shoe, and no OUTCOMES")
+        board = _stored_board(store, table_id, shoe_id, leading_ties)
+        title = f"{table_id} · {shoe_id}"
+    elif outcomes is None:
+        raise InputError("give OUTCOMES (a B/P/T string, or - for standard input) or --store")
+    else:
+        text = sys.stdin.read() if outcomes == "-" else outcomes
+        board = Board.from_outcomes(text, leading_ties)  # type: ignore[arg-type]
+        title = None
+    if svg_path is not None:
+        svg = scoreboard_svg(board, theme=theme, window=window, title=title)
+        svg_path.write_text(svg, encoding="utf-8")
+    if as_json:
+        _emit_json(board.to_dict())
+    elif svg_path is None:
+        click.echo(board_text(board, window))
+
+
+def _stored_board(store: Path, table_id: str, shoe_id: str, leading_ties: str) -> Any:
+    import polars as pl
+
+    from roads.board import Board
+    from roads.parquet_io import scan
+
+    rows = (scan(store, "coups")
+            .filter((pl.col("table_id") == table_id) & (pl.col("shoe_id") == shoe_id))
+            .sort("coup").collect())
+    if rows.is_empty():
+        raise InputError(f"no coups of table {table_id!r} shoe {shoe_id!r} in {store}")
+    return Board.from_coups(rows.iter_rows(named=True), leading_ties)  # type: ignore[arg-type]
+
+
 if __name__ == "__main__":
     main()

@@ -1,0 +1,357 @@
+"""The one renderer: roads and whole scoreboards as SVG, from a :class:`Board`.
+
+Screens (a window of the last N columns) and compliance reports (the full shoe) call the
+same functions, so what a screen showed is what a report shows. Pure string building: no
+I/O, no browser, deterministic output (snapshot-tested).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from xml.sax.saxutils import escape
+
+from roads.board import DERIVED, Board, CoupInfo
+from roads.render.themes import Theme, get_theme
+
+CELL = 24
+ROWS = 6
+DEFAULT_LABELS: dict[str, str] = {
+    "bead_plate": "Bead Plate",
+    "big_road": "Big Road",
+    "big_eye_boy": "Big Eye Boy",
+    "small_road": "Small Road",
+    "cockroach_pig": "Cockroach Pig",
+    "B": "B", "P": "P", "T": "T",
+    "banker": "Banker", "player": "Player", "tie": "Tie",
+    "banker_pair": "B pair", "player_pair": "P pair", "natural": "Natural",
+    "coup": "Coup", "ask_banker": "B?", "ask_player": "P?",
+}
+_BLINK = '<animate attributeName="opacity" values="1;0.15;1" dur="1s" repeatCount="indefinite"/>'
+
+
+def _f(x: float) -> str:
+    """Compact, deterministic number formatting."""
+    return f"{x:.2f}".rstrip("0").rstrip(".")
+
+
+@dataclass(frozen=True, slots=True)
+class _Frame:
+    """Where a road is drawn: origin, cell size, first visible column, column count."""
+
+    x: float
+    y: float
+    cell: float
+    first: int
+    columns: int
+
+    def centre(self, col: int, row: int) -> tuple[float, float] | None:
+        if not self.first <= col < self.first + self.columns:
+            return None
+        return (self.x + (col - self.first + 0.5) * self.cell,
+                self.y + (row + 0.5) * self.cell)
+
+    @property
+    def width(self) -> float:
+        return self.columns * self.cell
+
+    @property
+    def height(self) -> float:
+        return ROWS * self.cell
+
+
+def _grid(frame: _Frame, theme: Theme) -> str:
+    parts = [f'<rect x="{_f(frame.x)}" y="{_f(frame.y)}" width="{_f(frame.width)}" '
+             f'height="{_f(frame.height)}" fill="{theme.background}" stroke="{theme.grid}"/>']
+    for c in range(1, frame.columns):
+        x = frame.x + c * frame.cell
+        parts.append(f'<line x1="{_f(x)}" y1="{_f(frame.y)}" x2="{_f(x)}" '
+                     f'y2="{_f(frame.y + frame.height)}" stroke="{theme.grid}" '
+                     f'stroke-width="0.5"/>')
+    for r in range(1, ROWS):
+        y = frame.y + r * frame.cell
+        parts.append(f'<line x1="{_f(frame.x)}" y1="{_f(y)}" x2="{_f(frame.x + frame.width)}" '
+                     f'y2="{_f(y)}" stroke="{theme.grid}" stroke-width="0.5"/>')
+    return "".join(parts)
+
+
+def _shape(kind: str, cx: float, cy: float, r: float, colour: str, filled: bool,
+           stroke: float) -> str:
+    """A round, square or diamond mark, hollow or filled."""
+    paint = (f'fill="{colour}"' if filled
+             else f'fill="none" stroke="{colour}" stroke-width="{_f(stroke)}"')
+    if kind == "square":
+        side = r * 1.75
+        return (f'<rect x="{_f(cx - side / 2)}" y="{_f(cy - side / 2)}" width="{_f(side)}" '
+                f'height="{_f(side)}" rx="{_f(r * 0.3)}" {paint}/>')
+    if kind == "diamond":
+        pts = " ".join(f"{_f(px)},{_f(py)}" for px, py in
+                       ((cx, cy - r), (cx + r, cy), (cx, cy + r), (cx - r, cy)))
+        return f'<polygon points="{pts}" {paint}/>'
+    return f'<circle cx="{_f(cx)}" cy="{_f(cy)}" r="{_f(r)}" {paint}/>'
+
+
+def _kind(theme: Theme, outcome_or_colour: str) -> str:
+    """Shape of a mark: round unless the theme separates by shape too."""
+    if not theme.shapes:
+        return "circle"
+    return {"P": "square", "blue": "square", "T": "diamond"}.get(outcome_or_colour, "circle")
+
+
+def _outcome_colour(theme: Theme, outcome: str) -> str:
+    return {"B": theme.banker, "P": theme.player}.get(outcome, theme.tie)
+
+
+def _mark_colour(theme: Theme, colour: str) -> str:
+    return theme.banker if colour == "red" else theme.player
+
+
+def _star(cx: float, cy: float, r: float, colour: str) -> str:
+    pts = []
+    for i in range(10):
+        rad = r if i % 2 == 0 else r * 0.45
+        a = -math.pi / 2 + i * math.pi / 5
+        pts.append(f"{_f(cx + rad * math.cos(a))},{_f(cy + rad * math.sin(a))}")
+    return f'<polygon points="{" ".join(pts)}" fill="{colour}"/>'
+
+
+def _decorations(info: CoupInfo, cx: float, cy: float, s: float, theme: Theme) -> str:
+    """Pair dots (Banker top-left, Player bottom-right) and the natural star (bottom-left)."""
+    out = []
+    dot = s * 0.1
+    if info.banker_pair:
+        out.append(f'<circle cx="{_f(cx - s * 0.32)}" cy="{_f(cy - s * 0.32)}" r="{_f(dot)}" '
+                   f'fill="{theme.banker}" stroke="{theme.background}" stroke-width="0.6"/>')
+    if info.player_pair:
+        out.append(f'<circle cx="{_f(cx + s * 0.32)}" cy="{_f(cy + s * 0.32)}" r="{_f(dot)}" '
+                   f'fill="{theme.player}" stroke="{theme.background}" stroke-width="0.6"/>')
+    if info.natural:
+        out.append(_star(cx - s * 0.32, cy + s * 0.32, s * 0.13, theme.natural))
+    return "".join(out)
+
+
+def _text(x: float, y: float, text: str, size: float, colour: str, anchor: str = "middle",
+          weight: str = "normal") -> str:
+    return (f'<text x="{_f(x)}" y="{_f(y)}" font-size="{_f(size)}" fill="{colour}" '
+            f'text-anchor="{anchor}" dominant-baseline="central" font-weight="{weight}" '
+            f'font-family="DejaVu Sans, Arial, sans-serif">{escape(text)}</text>')
+
+
+def _tie_slash(cx: float, cy: float, s: float, ties: int, theme: Theme) -> str:
+    h = s * 0.36
+    out = (f'<line x1="{_f(cx - h)}" y1="{_f(cy + h)}" x2="{_f(cx + h)}" y2="{_f(cy - h)}" '
+           f'stroke="{theme.tie}" stroke-width="{_f(s * 0.1)}" stroke-linecap="round"/>')
+    if ties > 1:
+        out += _text(cx, cy, str(ties), s * 0.42, theme.text, weight="bold")
+    return out
+
+
+def _bead(board: Board, frame: _Frame, theme: Theme, labels: Mapping[str, str],
+          bead_text: str) -> str:
+    s = frame.cell
+    out = []
+    for cell in board.bead_plate:
+        centre = frame.centre(cell.col, cell.row)
+        if centre is None:
+            continue
+        cx, cy = centre
+        colour = _outcome_colour(theme, cell.outcome)
+        out.append(_shape(_kind(theme, cell.outcome), cx, cy, s * 0.42, colour, True, 0))
+        total = cell.info.winning_total
+        text = str(total) if bead_text == "total" and total is not None else labels[cell.outcome]
+        out.append(_text(cx, cy, text, s * 0.5, "#ffffff", weight="bold"))
+        out.append(_decorations(cell.info, cx, cy, s, theme))
+    return "".join(out)
+
+
+def _big_road(board: Board, frame: _Frame, theme: Theme) -> str:
+    s = frame.cell
+    out = []
+    for cell in board.big_road:
+        centre = frame.centre(cell.col, cell.row)
+        if centre is None:
+            continue
+        cx, cy = centre
+        if cell.outcome != "T":
+            out.append(_shape(_kind(theme, cell.outcome), cx, cy, s * 0.36,
+                              _outcome_colour(theme, cell.outcome), False, s * 0.11))
+            out.append(_decorations(cell.info, cx, cy, s, theme))
+        if cell.ties:
+            out.append(_tie_slash(cx, cy, s, cell.ties, theme))
+    return "".join(out)
+
+
+def _derived_mark(road: str, colour: str, cx: float, cy: float, s: float,
+                  theme: Theme) -> str:
+    paint = _mark_colour(theme, colour)
+    if road == "big_eye_boy":
+        return _shape(_kind(theme, colour), cx, cy, s * 0.34, paint, False, s * 0.14)
+    if road == "small_road":
+        return _shape(_kind(theme, colour), cx, cy, s * 0.34, paint, True, 0)
+    h = s * 0.34
+    lean = -1 if theme.shapes and colour == "red" else 1  # colour-blind: red leans back
+    return (f'<line x1="{_f(cx - h * lean)}" y1="{_f(cy + h)}" x2="{_f(cx + h * lean)}" '
+            f'y2="{_f(cy - h)}" stroke="{paint}" stroke-width="{_f(s * 0.16)}" '
+            f'stroke-linecap="round"/>')
+
+
+def _derived(board: Board, road: str, frame: _Frame, theme: Theme) -> str:
+    out = []
+    for mark in board.marks(road):
+        centre = frame.centre(mark.col, mark.row)
+        if centre is not None:
+            out.append(_derived_mark(road, mark.color, *centre, frame.cell, theme))
+    return "".join(out)
+
+
+def _ask_overlay(board: Board, road: str, frame: _Frame, theme: Theme, ask: str) -> str:
+    """The hypothetical next cell of ``road`` if the next coup were ``ask``, blinking."""
+    a = board.ask(ask)  # type: ignore[arg-type]
+    if road == "big_road":
+        centre = frame.centre(*a.big_road_cell)
+        body = "" if centre is None else _shape(
+            _kind(theme, ask), *centre, frame.cell * 0.36, _outcome_colour(theme, ask), False,
+            frame.cell * 0.11)
+    else:
+        cell, colour = a.cells[road], a.colors[road]
+        centre = frame.centre(*cell) if cell else None
+        body = ("" if centre is None or colour is None
+                else _derived_mark(road, colour, *centre, frame.cell, theme))
+    return f'<g class="ask-{ask.lower()}">{body}{_BLINK}</g>' if body else ""
+
+
+def _last_column(board: Board, road: str, with_asks: bool) -> int:
+    if road == "bead_plate":
+        return (len(board) - 1) // ROWS + (1 if with_asks else 0)
+    cols = ([c.col for c in board.big_road] if road == "big_road"
+            else [m.col for m in board.marks(road)])
+    if with_asks:
+        for outcome in ("B", "P"):
+            a = board.ask(outcome)
+            if road == "big_road":
+                cols.append(a.big_road_cell[0])
+            elif a.cells[road] is not None:
+                cols.append(a.cells[road][0])  # type: ignore[index]
+    return max(cols, default=-1)
+
+
+def _frame_for(board: Board, road: str, x: float, y: float, cell: float,
+               window: int | None, with_asks: bool) -> _Frame:
+    """Full shoe (``window`` None) or the last ``window`` columns holding the newest cell."""
+    last = _last_column(board, road, with_asks)
+    if window is None:
+        return _Frame(x, y, cell, 0, max(last + 1, 1))
+    return _Frame(x, y, cell, max(0, last - window + 1), window)
+
+
+def road_svg(board: Board, road: str, *, theme: str = "classic", window: int | None = None,
+             cell: float = CELL, labels: Mapping[str, str] | None = None,
+             bead_text: str = "outcome", ask: str | None = None) -> str:
+    """One road as a standalone SVG document."""
+    t = get_theme(theme)
+    lab = {**DEFAULT_LABELS, **(labels or {})}
+    size = cell if road in ("bead_plate", "big_road") else cell / 2
+    frame = _frame_for(board, road, 0, 0, size, window, ask is not None)
+    body = _road_body(board, road, frame, t, lab, bead_text, ask)
+    return _document(frame.width, frame.height, t, body)
+
+
+def _road_body(board: Board, road: str, frame: _Frame, theme: Theme,
+               labels: Mapping[str, str], bead_text: str, ask: str | None) -> str:
+    parts = [f'<g class="road {road}">', _grid(frame, theme)]
+    if road == "bead_plate":
+        parts.append(_bead(board, frame, theme, labels, bead_text))
+    elif road == "big_road":
+        parts.append(_big_road(board, frame, theme))
+    else:
+        parts.append(_derived(board, road, frame, theme))
+    if ask in ("B", "P") and road != "bead_plate":
+        parts.append(_ask_overlay(board, road, frame, theme, ask))
+    parts.append("</g>")
+    return "".join(parts)
+
+
+def _document(width: float, height: float, theme: Theme, body: str) -> str:
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{_f(width)}" height="{_f(height)}" '
+            f'viewBox="0 0 {_f(width)} {_f(height)}" role="img">'
+            f'<rect width="100%" height="100%" fill="{theme.panel}"/>{body}</svg>')
+
+
+def _ask_box(board: Board, outcome: str, x: float, y: float, cell: float, theme: Theme,
+             labels: Mapping[str, str]) -> str:
+    """A "B?"/"P?" box: the label, then the three predicted marks (blank where none)."""
+    a = board.ask(outcome)  # type: ignore[arg-type]
+    w, h = cell * 4.5, cell * 1.3
+    out = [f'<g class="ask-box ask-{outcome.lower()}">',
+           f'<rect x="{_f(x)}" y="{_f(y)}" width="{_f(w)}" height="{_f(h)}" rx="{_f(cell * 0.2)}" '
+           f'fill="{theme.background}" stroke="{_outcome_colour(theme, outcome)}" '
+           f'stroke-width="2"/>',
+           _text(x + cell * 0.75, y + h / 2,
+                 labels["ask_banker" if outcome == "B" else "ask_player"],
+                 cell * 0.6, _outcome_colour(theme, outcome), weight="bold")]
+    for i, road in enumerate(DERIVED):
+        colour = a.colors[road]
+        if colour is not None:
+            out.append(_derived_mark(road, colour, x + cell * (1.9 + i * 0.95), y + h / 2,
+                                     cell * 0.8, theme))
+    out.append("</g>")
+    return "".join(out)
+
+
+def scoreboard_svg(board: Board, *, theme: str = "classic", window: int | None = None,
+                   cell: float = CELL, labels: Mapping[str, str] | None = None,
+                   title: str | None = None, bead_text: str = "outcome",
+                   ask: str | None = None) -> str:
+    """The whole scoreboard: the five roads, the ask boxes and the shoe's counts.
+
+    ``window``: visible Big Road columns (screens); None draws the full shoe (exports).
+    ``ask``: ``"B"`` or ``"P"`` blinks the hypothetical next cell on every road.
+    """
+    t = get_theme(theme)
+    lab = {**DEFAULT_LABELS, **(labels or {})}
+    pad, head = cell * 0.5, cell * 1.1
+    top = pad + head + (head if title else 0)
+    bead_window = None if window is None else max(6, (window + 1) // 2)
+    bead = _frame_for(board, "bead_plate", pad, top, cell, bead_window, False)
+    right_x = bead.x + bead.width + pad
+    big = _frame_for(board, "big_road", right_x, top, cell, window, ask is not None)
+    derived_window = None if window is None else window * 2
+    frames = {"bead_plate": bead, "big_road": big}
+    y = big.y + big.height + head
+    for road in DERIVED:
+        frames[road] = _frame_for(board, road, right_x, y, cell / 2, derived_window,
+                                  ask is not None)
+        y += frames[road].height + head
+    # Derived roads and the Big Road share one width so the board reads as one block.
+    width = max(f.width for n, f in frames.items() if n != "bead_plate")
+    for name in ("big_road", *DERIVED):
+        f = frames[name]
+        cols = max(f.columns, round(width / f.cell))
+        if window is None:
+            frames[name] = _Frame(f.x, f.y, f.cell, f.first, cols)
+    total_w = right_x + max(f.width for n, f in frames.items() if n != "bead_plate") + pad
+    total_h = max(y - head + pad, bead.y + bead.height + cell * 7)
+    parts = []
+    if title:
+        parts.append(_text(pad, pad + head / 2, title, cell * 0.65, t.text, "start", "bold"))
+    for name, frame in frames.items():
+        parts.append(_text(frame.x, frame.y - head / 2, lab[name], cell * 0.45, t.text, "start"))
+        parts.append(_road_body(board, name, frame, t, lab, bead_text, ask))
+    counts = board.counts()
+    rows = [("banker", counts["banker"], t.banker), ("player", counts["player"], t.player),
+            ("tie", counts["tie"], t.tie), ("banker_pair", counts["banker_pairs"], t.banker),
+            ("player_pair", counts["player_pairs"], t.player),
+            ("natural", counts["naturals"], t.natural), ("coup", counts["coups"], t.text)]
+    cy = bead.y + bead.height + cell * 0.8
+    parts.append('<g class="counts">')
+    for i, (key, value, colour) in enumerate(rows):
+        col_x = bead.x + (i % 2) * bead.width / 2
+        row_y = cy + (i // 2) * cell * 0.8
+        parts.append(_text(col_x, row_y, f"{lab[key]} {value}", cell * 0.45, colour, "start"))
+    parts.append("</g>")
+    box_y = cy + 4 * cell * 0.8
+    parts.append(_ask_box(board, "B", bead.x, box_y, cell, t, lab))
+    parts.append(_ask_box(board, "P", bead.x, box_y + cell * 1.6, cell, t, lab))
+    total_h = max(total_h, box_y + cell * 3.2 + pad)
+    return _document(total_w, total_h, t, "".join(parts))
