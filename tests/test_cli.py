@@ -16,7 +16,7 @@ def run(*args: str) -> Any:
     return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 
-@pytest.mark.parametrize("command", [[], ["rules"], ["odds"], ["simulate"], ["summary"]])
+@pytest.mark.parametrize("command", [[], ["rules"], ["odds"], ["simulate"], ["summary"], ["board"]])
 def test_help_everywhere(command: list[str]) -> None:
     result = run(*command, "--help")
     assert result.exit_code == 0 and "Usage:" in result.output
@@ -98,3 +98,51 @@ def test_simulate_then_summary(tmp_path: Path) -> None:
 def test_simulate_rejects_bad_counts() -> None:
     result = CliRunner().invoke(main, ["simulate", "--shoes", "0"])
     assert result.exit_code == 2 and "--shoes" in result.output
+
+
+def test_board_json_contract() -> None:
+    result = run("board", "BBPPPBPBB", "--json")
+    assert result.exit_code == 0
+    data = json.loads(result.output)
+    assert set(data) >= {"bead_plate", "big_road", "big_eye_boy", "small_road",
+                         "cockroach_pig", "ask"}
+    assert "".join("R" if m["color"] == "red" else "B" for m in data["big_eye_boy"]) == "RBBBRB"
+    assert data["big_road"][0] == {**data["big_road"][0], "col": 0, "row": 0, "outcome": "B",
+                                   "ties": 0, "coup": 0}
+    assert data["ask"]["banker"]["big_eye_boy"] in ("red", "blue")
+
+
+def test_board_from_stdin_and_conventions() -> None:
+    runner = CliRunner()
+    own = runner.invoke(main, ["board", "-", "--json", "--leading-ties", "own-column"],
+                        input="TTBPTPBBTPB\n")
+    data = json.loads(own.output)
+    assert "".join(m["color"][0].upper() for m in data["cockroach_pig"]) == "BBR"
+    assert data["big_road"][0]["outcome"] == "T" and data["big_road"][0]["ties"] == 2
+    text = run("board", "BBPPPBPBB").output
+    assert "Big Road" in text and "B? big_eye_boy=red" in text
+
+
+def test_board_errors() -> None:
+    result = CliRunner().invoke(main, ["board", "BBPXP"])
+    assert result.exit_code == 2
+    assert "invalid outcome 'X' at position 4" in result.output
+    assert CliRunner().invoke(main, ["board"]).exit_code == 2
+    bad = CliRunner().invoke(main, ["board", "BP", "--leading-ties", "sideways"])
+    assert bad.exit_code == 2
+
+
+def test_board_of_a_stored_shoe_with_svg(tmp_path: Path) -> None:
+    out = tmp_path / "store"
+    run("simulate", "--shoes", "2", "--seed", "3", "--out", str(out), "--quiet")
+    svg = tmp_path / "shoe.svg"
+    result = run("board", "--store", str(out), "--table", "SIM-01", "--shoe", "sim3-0000002",
+                 "--svg", str(svg), "--json")
+    assert result.exit_code == 0
+    data = json.loads(result.output)
+    assert len(data["bead_plate"]) == data["counts"]["coups"] > 40
+    assert any(c["total"] is not None for c in data["bead_plate"])
+    assert svg.read_text().startswith("<svg") and "SIM-01 · sim3-0000002" in svg.read_text()
+    missing = CliRunner().invoke(main, ["board", "--store", str(out), "--table", "SIM-01",
+                                        "--shoe", "nope"])
+    assert missing.exit_code == 2 and "no coups of table 'SIM-01' shoe 'nope'" in missing.output

@@ -237,11 +237,11 @@ def _last_column(board: Board, road: str, with_asks: bool) -> int:
 
 
 def _frame_for(board: Board, road: str, x: float, y: float, cell: float,
-               window: int | None, with_asks: bool) -> _Frame:
+               window: int | None, with_asks: bool, min_columns: int = 1) -> _Frame:
     """Full shoe (``window`` None) or the last ``window`` columns holding the newest cell."""
     last = _last_column(board, road, with_asks)
     if window is None:
-        return _Frame(x, y, cell, 0, max(last + 1, 1))
+        return _Frame(x, y, cell, 0, max(last + 1, min_columns))
     return _Frame(x, y, cell, max(0, last - window + 1), window)
 
 
@@ -312,8 +312,9 @@ def scoreboard_svg(board: Board, *, theme: str = "classic", window: int | None =
     lab = {**DEFAULT_LABELS, **(labels or {})}
     pad, head = cell * 0.5, cell * 1.1
     top = pad + head + (head if title else 0)
-    bead_window = None if window is None else max(6, (window + 1) // 2)
-    bead = _frame_for(board, "bead_plate", pad, top, cell, bead_window, False)
+    bead_window = None if window is None else max(7, (window + 1) // 2)
+    # At least 7 columns: the counts and the ask boxes sit under the Bead Plate.
+    bead = _frame_for(board, "bead_plate", pad, top, cell, bead_window, False, 7)
     right_x = bead.x + bead.width + pad
     big = _frame_for(board, "big_road", right_x, top, cell, window, ask is not None)
     derived_window = None if window is None else window * 2
