@@ -42,6 +42,7 @@ test: $(STAMP) browsers lint typecheck unit
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.odds
 	$(BIN)/python -m benchmarks.simulate
+	$(BIN)/python -m benchmarks.roads
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
