@@ -7,6 +7,7 @@ name in its final directory, fsynced, renamed into place, and the directory fsyn
 from __future__ import annotations
 
 import functools
+import json
 import os
 import uuid
 from pathlib import Path
@@ -89,10 +90,28 @@ class AtomicParquetWriter:
         _fsync_dir(self.path.parent)
 
 
+def live_parts(directory: Path) -> list[Path]:
+    """Published part files directly in ``directory``, minus parts an interrupted
+    compaction has already replaced (see ``Store.compact``)."""
+    files = sorted(directory.glob(PART_GLOB))
+    note = directory / "_compaction.json"
+    if note.exists():
+        plan = json.loads(note.read_text())
+        replaced = set(plan["old"]) if (directory / plan["new"]).exists() else set()
+        files = [f for f in files if f.name not in replaced]
+    return files
+
+
+def parts(root: Path, table: str) -> list[Path]:
+    """Every live part file of a canonical table under ``root`` (any partitioning)."""
+    directory = root / table
+    folders = sorted({f.parent for f in directory.rglob(PART_GLOB)})
+    return [f for folder in folders for f in live_parts(folder)]
+
+
 def scan(root: Path, table: str) -> pl.LazyFrame:
     """Lazily read every published part file of a canonical table under ``root``."""
-    directory = root / table
-    files = sorted(directory.rglob(PART_GLOB))
+    files = parts(root, table)
     if not files:
         return pl.LazyFrame(schema=schema(table))
     return pl.scan_parquet(files, schema=schema(table))

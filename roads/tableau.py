@@ -12,11 +12,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from roads.cards import RANK_POINTS, RANKS, parse_card
+from roads.errors import InputError
 
 OUTCOMES = ("B", "P", "T")
 BANKER, PLAYER, TIE = 0, 1, 2
 #: Column of :data:`BANKER_DRAWS` used when the Player stood (took no third card).
 PLAYER_STOOD = 10
+
+
+class CoupError(InputError):
+    """Cards that cannot make a coup (too few for what the tableau requires)."""
 
 
 def _banker_draws_rule(banker_total: int, player_third: int) -> bool:
@@ -90,11 +95,11 @@ def deal_coup(cards: Sequence[str]) -> Coup:
     """Play one coup from cards in deal order (P, B, P, B, then third cards as needed).
 
     ``cards`` may hold more cards than the coup uses; only the ones drawn are taken.
-    Raises ValueError when the sequence runs out before the tableau is complete.
+    Raises :class:`CoupError` when the cards run out before the tableau is complete.
     """
     codes = [parse_card(c) for c in cards[:6]]
     if len(codes) < 4:
-        raise ValueError(f"a coup needs at least 4 cards, got {len(codes)}")
+        raise CoupError(f"a coup needs at least 4 cards, got {len(codes)}")
     player = [codes[0], codes[2]]
     banker = [codes[1], codes[3]]
     p_total = (_points(player[0]) + _points(player[1])) % 10
@@ -105,14 +110,14 @@ def deal_coup(cards: Sequence[str]) -> Coup:
         p_third: int | None = None
         if player_draws(p_total):
             if len(codes) <= nxt:
-                raise ValueError("the cards ran out before the Player's third card")
+                raise CoupError(f"the Player must draw a third card on {p_total}")
             player.append(codes[nxt])
             p_third = _points(codes[nxt])
             p_total = (p_total + p_third) % 10
             nxt += 1
         if banker_draws(b_total, p_third):
             if len(codes) <= nxt:
-                raise ValueError("the cards ran out before the Banker's third card")
+                raise CoupError(f"the Banker must draw a third card on {b_total}")
             banker.append(codes[nxt])
             b_total = (b_total + _points(codes[nxt])) % 10
     return Coup(
@@ -136,6 +141,6 @@ def expected_hands(player_cards: Sequence[str], banker_cards: Sequence[str]) -> 
     p = [parse_card(c) for c in player_cards]
     b = [parse_card(c) for c in banker_cards]
     if len(p) < 2 or len(b) < 2:
-        raise ValueError("each side needs two cards")
+        raise CoupError("each side needs two cards")
     order = [p[0], b[0], p[1], b[1], *p[2:], *b[2:]]
     return deal_coup(order)

@@ -25,7 +25,8 @@ import pyarrow.parquet as pq
 
 from roads.board.board import LEADING_TIES, LeadingTies
 from roads.errors import InputError
-from roads.parquet_io import PART_GLOB, scan
+from roads.parquet_io import parts as part_files
+from roads.parquet_io import scan
 from roads.schema import Outcome
 
 #: One row per shoe. Mark strings hold ``R``/``B`` per mark in entry order; the asks hold
@@ -337,7 +338,7 @@ def store_roads(store: Path, leading_ties: LeadingTies = "first-cell") -> pl.Dat
     in more than one file is recomputed from all of its rows together.
     """
     _check_convention(leading_ties)
-    files = sorted((store / "coups").rglob(PART_GLOB))
+    files = part_files(store, "coups")
     if not files:
         return pl.DataFrame(schema=SHOE_ROADS)
     with ThreadPoolExecutor(max_workers=2) as pool:  # read one file while another computes

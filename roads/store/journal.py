@@ -1,0 +1,330 @@
+"""The live journal: an append-only, hash-chained event log in SQLite (WAL, synchronous FULL).
+
+Every live action is one event: shoe opened, coup entered, coup voided or amended (operator,
+reason, approver), shoe closed, shoe sealed. Each event stores the SHA-256 of its own
+canonical form chained to the previous event's hash, so editing, inserting or deleting any
+event breaks the chain at that point (:meth:`Journal.verify`).
+
+Acknowledged means durable: :meth:`Journal.append` returns only after the transaction that
+holds the event is committed with ``synchronous=FULL``. :class:`GroupCommitter` lets many
+concurrent submitters share one commit (and one fsync) without giving that up.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import queue
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from roads.errors import InputError
+
+GENESIS = "0" * 64
+KINDS = ("shoe_opened", "coup_entered", "coup_voided", "coup_amended", "shoe_closed",
+         "shoe_sealed")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS events (
+    seq       INTEGER PRIMARY KEY,
+    at        TEXT NOT NULL,
+    kind      TEXT NOT NULL,
+    table_id  TEXT NOT NULL,
+    shoe_id   TEXT,
+    actor     TEXT,
+    payload   TEXT NOT NULL,
+    prev_hash TEXT NOT NULL,
+    hash      TEXT NOT NULL UNIQUE
+);
+CREATE INDEX IF NOT EXISTS events_shoe ON events(table_id, shoe_id, seq);
+CREATE TRIGGER IF NOT EXISTS events_no_update BEFORE UPDATE ON events
+BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
+CREATE TRIGGER IF NOT EXISTS events_no_delete BEFORE DELETE ON events
+BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
+"""
+
+
+class JournalError(InputError):
+    """An event the journal refuses (unknown kind, bad payload)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One journaled action; ``hash`` covers every other field and the previous hash."""
+
+    seq: int
+    at: str
+    kind: str
+    table_id: str
+    shoe_id: str | None
+    actor: str | None
+    payload: dict[str, Any]
+    prev_hash: str
+    hash: str
+
+    def to_json(self) -> dict[str, Any]:
+        """The event as a JSON Lines record (the export and import format)."""
+        return {"seq": self.seq, "at": self.at, "kind": self.kind, "table_id": self.table_id,
+                "shoe_id": self.shoe_id, "actor": self.actor, "payload": self.payload,
+                "prev_hash": self.prev_hash, "hash": self.hash}
+
+
+def canonical(data: Any) -> str:
+    """Deterministic JSON: sorted keys, no spaces, UTF-8 kept."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def event_hash(prev_hash: str, seq: int, at: str, kind: str, table_id: str,
+               shoe_id: str | None, actor: str | None, payload: dict[str, Any]) -> str:
+    body = canonical({"seq": seq, "at": at, "kind": kind, "table_id": table_id,
+                      "shoe_id": shoe_id, "actor": actor, "payload": payload})
+    return hashlib.sha256(f"{prev_hash}\n{body}".encode()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class ChainReport:
+    ok: bool
+    events: int
+    head: str
+    first_bad_seq: int | None = None
+    reason: str | None = None
+
+
+class Transaction:
+    """Reads and appends inside one write-locked transaction (so checks cannot race)."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+        row = db.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+        self.seq: int = row[0] if row else 0
+        self.prev: str = row[1] if row else GENESIS
+
+    def last(self, table_id: str, kinds: Sequence[str],
+             shoe_id: str | None = None) -> Event | None:
+        """The most recent event of one of ``kinds`` for a table (and shoe)."""
+        sql = (f"SELECT seq, at, kind, table_id, shoe_id, actor, payload, prev_hash, hash "
+               f"FROM events WHERE table_id = ? AND kind IN ({','.join('?' * len(kinds))})")
+        args: list[Any] = [table_id, *kinds]
+        if shoe_id is not None:
+            sql += " AND shoe_id = ?"
+            args.append(shoe_id)
+        r = self.db.execute(sql + " ORDER BY seq DESC LIMIT 1", args).fetchone()
+        return None if r is None else Event(r[0], r[1], r[2], r[3], r[4], r[5],
+                                            json.loads(r[6]), r[7], r[8])
+
+    def coup_event(self, table_id: str, shoe_id: str, kind: str, coup: int) -> bool:
+        """Whether an event of ``kind`` names coup ``coup`` of the shoe."""
+        return self.db.execute(
+            "SELECT 1 FROM events WHERE table_id = ? AND shoe_id = ? AND kind = ? "
+            "AND json_extract(payload, '$.coup') = ? LIMIT 1",
+            (table_id, shoe_id, kind, coup)).fetchone() is not None
+
+    def exists(self, table_id: str, shoe_id: str, kind: str) -> bool:
+        return self.db.execute(
+            "SELECT 1 FROM events WHERE table_id = ? AND shoe_id = ? AND kind = ? LIMIT 1",
+            (table_id, shoe_id, kind)).fetchone() is not None
+
+    def append(self, kind: str, table_id: str, shoe_id: str | None, payload: dict[str, Any],
+               actor: str | None) -> Event:
+        if kind not in KINDS:
+            raise JournalError(f"unknown journal event kind {kind!r}")
+        if not table_id:
+            raise JournalError("a journal event needs a table_id")
+        self.seq += 1
+        at = now_utc()
+        digest = event_hash(self.prev, self.seq, at, kind, table_id, shoe_id, actor, payload)
+        self.db.execute(
+            "INSERT INTO events(seq, at, kind, table_id, shoe_id, actor, payload, prev_hash, "
+            "hash) VALUES (?,?,?,?,?,?,?,?,?)",
+            (self.seq, at, kind, table_id, shoe_id, actor, canonical(payload), self.prev, digest))
+        event = Event(self.seq, at, kind, table_id, shoe_id, actor, payload, self.prev, digest)
+        self.prev = digest
+        return event
+
+
+Action = Callable[[Transaction], Event]
+
+
+@dataclass
+class _Pending:
+    action: Action
+    future: Future[Event] = field(default_factory=Future)
+
+
+def now_utc() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+class Journal:
+    """One SQLite journal file; safe to open from many threads and processes."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        with self._connection() as db:
+            db.executescript(_SCHEMA)
+
+    def _db(self) -> sqlite3.Connection:
+        db: sqlite3.Connection | None = getattr(self._local, "db", None)
+        if db is None:
+            db = sqlite3.connect(self.path, isolation_level=None, timeout=30,
+                                 check_same_thread=False)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=FULL")
+            db.execute("PRAGMA busy_timeout=30000")
+            self._local.db = db
+        return db
+
+    @contextmanager
+    def _connection(self) -> Iterator[sqlite3.Connection]:
+        yield self._db()
+
+    def close(self) -> None:
+        db = getattr(self._local, "db", None)
+        if db is not None:
+            db.close()
+            self._local.db = None
+
+    # -- writing ----------------------------------------------------------------------------
+    @contextmanager
+    def transaction(self) -> Iterator[Transaction]:
+        """An immediate (write-locked) transaction; durable when the block exits cleanly."""
+        db = self._db()
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            yield Transaction(db)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+    def append(self, kind: str, table_id: str, shoe_id: str | None = None,
+               payload: dict[str, Any] | None = None, actor: str | None = None) -> Event:
+        """Append one event; returns once it is durable."""
+        with self.transaction() as tx:
+            return tx.append(kind, table_id, shoe_id, payload or {}, actor)
+
+    def run(self, action: Action) -> Event:
+        """Run a check-then-append action in its own transaction (durable on return)."""
+        with self.transaction() as tx:
+            return action(tx)
+
+    # -- reading ----------------------------------------------------------------------------
+    def events(self, table_id: str | None = None, shoe_id: str | None = None,
+               since: int = 0) -> list[Event]:
+        """Events in order, optionally for one table or shoe, after sequence ``since``."""
+        sql = ("SELECT seq, at, kind, table_id, shoe_id, actor, payload, prev_hash, hash "
+               "FROM events WHERE seq > ?")
+        args: list[Any] = [since]
+        if table_id is not None:
+            sql += " AND table_id = ?"
+            args.append(table_id)
+        if shoe_id is not None:
+            sql += " AND shoe_id = ?"
+            args.append(shoe_id)
+        rows = self._db().execute(sql + " ORDER BY seq", args).fetchall()
+        return [Event(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6]), r[7], r[8])
+                for r in rows]
+
+    def head(self) -> tuple[int, str]:
+        """Sequence number and hash of the newest event (0 and the genesis hash if none)."""
+        row = self._db().execute(
+            "SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+        return (row[0], row[1]) if row else (0, GENESIS)
+
+    def verify(self) -> ChainReport:
+        """Recompute the chain; the first event whose hash or link does not hold is named."""
+        return verify_events(self.events())
+
+
+def verify_events(events: Sequence[Event], start_prev: str = GENESIS,
+                  start_seq: int = 1) -> ChainReport:
+    """Check a run of events: consecutive sequence numbers, links and hashes."""
+    prev = start_prev
+    expected_seq = start_seq
+    for e in events:
+        if e.seq != expected_seq:
+            return ChainReport(False, len(events), prev, e.seq,
+                               f"event {expected_seq} is missing (found {e.seq} next)")
+        if e.prev_hash != prev:
+            return ChainReport(False, len(events), prev, e.seq,
+                               f"event {e.seq} does not link to the event before it")
+        digest = event_hash(e.prev_hash, e.seq, e.at, e.kind, e.table_id, e.shoe_id, e.actor,
+                            e.payload)
+        if digest != e.hash:
+            return ChainReport(False, len(events), prev, e.seq,
+                               f"event {e.seq} was altered (its hash does not match its content)")
+        prev = e.hash
+        expected_seq += 1
+    return ChainReport(True, len(events), prev)
+
+
+class GroupCommitter:
+    """Many submitters, one writer thread: each commit carries every event waiting for it.
+
+    ``submit`` returns a future that resolves to the durable :class:`Event` after the commit
+    that holds it (or to the error that aborted that commit).
+    """
+
+    def __init__(self, journal: Journal, max_batch: int = 256) -> None:
+        self.journal = journal
+        self.max_batch = max_batch
+        self._queue: queue.Queue[_Pending | None] = queue.Queue()
+        self._thread = threading.Thread(target=self._run, name="journal-writer", daemon=True)
+        self._thread.start()
+
+    def submit(self, action: Action) -> Future[Event]:
+        """Queue a check-then-append action; it runs inside the next shared transaction."""
+        item = _Pending(action)
+        self._queue.put(item)
+        return item.future
+
+    def _run(self) -> None:
+        while True:
+            first = self._queue.get()
+            if first is None:
+                return
+            batch = [first]
+            while len(batch) < self.max_batch:
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if item is None:
+                    self._queue.put(None)
+                    break
+                batch.append(item)
+            results: list[tuple[_Pending, Event | InputError]] = []
+            try:
+                with self.journal.transaction() as tx:
+                    for p in batch:
+                        seq, prev = tx.seq, tx.prev
+                        tx.db.execute("SAVEPOINT action")
+                        try:
+                            results.append((p, p.action(tx)))
+                        except InputError as refused:  # this action only: the rest go on
+                            tx.db.execute("ROLLBACK TO action")
+                            tx.seq, tx.prev = seq, prev
+                            results.append((p, refused))
+                        tx.db.execute("RELEASE action")
+            except BaseException as exc:  # handed to every waiting submitter
+                for p in batch:
+                    p.future.set_exception(exc)
+                continue
+            for p, outcome in results:  # only now, after COMMIT: acknowledged = durable
+                if isinstance(outcome, Event):
+                    p.future.set_result(outcome)
+                else:
+                    p.future.set_exception(outcome)
+
+    def close(self) -> None:
+        self._queue.put(None)
+        self._thread.join()
