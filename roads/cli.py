@@ -295,5 +295,58 @@ def _stored_board(store: Path, table_id: str, shoe_id: str, leading_ties: str) -
     return Board.from_coups(rows.iter_rows(named=True), leading_ties)  # type: ignore[arg-type]
 
 
+@main.group("store")
+def store_group() -> None:
+    """Inspect and maintain a store (Parquet dataset + live journal)."""
+
+
+@store_group.command("info")
+@click.option("--store", type=click.Path(path_type=Path), default=DEFAULT_STORE,
+              show_default=True, help="Store directory.")
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@input_errors
+def store_info_cmd(store: Path, as_json: bool) -> None:
+    """Partitions, files, rows and bytes; the journal's head and chain check.
+
+    Exits 1 when the journal's hash chain is broken."""
+    from roads.store.store import Store
+
+    info = Store(store).info()
+    if as_json:
+        _emit_json(info)
+    else:
+        for table in ("coups", "shoes"):
+            t = info[table]
+            click.echo(f"{table:<6} {t['rows']:>12,} rows  {t['files']:>6,} files  "
+                       f"{t['partitions']:>5,} partitions  {t['bytes'] / 1e6:10.1f} MB")
+        j = info["journal"]
+        state = "chain intact" if j["chain_ok"] else f"CHAIN BROKEN: {j['problem']}"
+        click.echo(f"journal {j['events']:,} events, head {j['head'][:16]}…, {state}")
+    if not info["journal"]["chain_ok"]:
+        sys.exit(1)
+
+
+@store_group.command("compact")
+@click.option("--store", type=click.Path(path_type=Path), default=DEFAULT_STORE,
+              show_default=True, help="Store directory.")
+@click.option("--before", type=click.DateTime(formats=["%Y-%m-%d"]),
+              help="Compact days before this date (default: today, UTC).")
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@input_errors
+def store_compact_cmd(store: Path, before: datetime | None, as_json: bool) -> None:
+    """Merge the part files of every closed day into one file per day (crash-safe)."""
+    from roads.store.store import Store
+
+    s = Store(store)
+    sealed = s.seal_pending()
+    report = s.compact(before.date() if before else None)
+    report["shoes_sealed"] = len(sealed)
+    if as_json:
+        _emit_json(report)
+    else:
+        click.echo(f"compacted {report['partitions_compacted']} day(s), replacing "
+                   f"{report['files_replaced']} file(s); sealed {len(sealed)} pending shoe(s)")
+
+
 if __name__ == "__main__":
     main()

@@ -44,6 +44,7 @@ CREATE TABLE IF NOT EXISTS events (
     hash      TEXT NOT NULL UNIQUE
 );
 CREATE INDEX IF NOT EXISTS events_shoe ON events(table_id, shoe_id, seq);
+CREATE INDEX IF NOT EXISTS events_kind ON events(table_id, kind, seq);
 CREATE TRIGGER IF NOT EXISTS events_no_update BEFORE UPDATE ON events
 BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
 CREATE TRIGGER IF NOT EXISTS events_no_delete BEFORE DELETE ON events

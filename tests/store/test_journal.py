@@ -1,0 +1,134 @@
+"""The live journal: hash chain, tamper detection, durability under SIGKILL, group commit."""
+
+from __future__ import annotations
+
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from roads.store.journal import GENESIS, GroupCommitter, Journal, JournalError
+from roads.store.live import CoupEntry, LiveError, LiveTables, enter_coup
+
+
+def _tamper(path: Path, sql: str) -> None:
+    """What someone with file access could do: drop the guards and edit the database."""
+    db = sqlite3.connect(path)
+    db.executescript("DROP TRIGGER events_no_update; DROP TRIGGER events_no_delete;" + sql)
+    db.commit()
+    db.close()
+
+
+def _journal_with_coups(tmp_path: Path, coups: int = 5) -> Journal:
+    journal = Journal(tmp_path / "journal.sqlite")
+    live = LiveTables(journal)
+    live.open_shoe("T1", "S1", "standard-8", "dealer")
+    for i in range(coups):
+        live.enter_coup("T1", CoupEntry(outcome="BPT"[i % 3]), "dealer")
+    return journal
+
+
+def test_chain_links_every_event(tmp_path: Path) -> None:
+    journal = _journal_with_coups(tmp_path)
+    events = journal.events()
+    assert [e.seq for e in events] == list(range(1, 7))
+    assert events[0].prev_hash == GENESIS
+    assert all(b.prev_hash == a.hash for a, b in zip(events, events[1:], strict=False))
+    report = journal.verify()
+    assert report.ok and report.events == 6 and report.head == events[-1].hash
+
+
+def test_updates_and_deletes_are_refused(tmp_path: Path) -> None:
+    journal = _journal_with_coups(tmp_path)
+    db = sqlite3.connect(tmp_path / "journal.sqlite")
+    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        db.execute("UPDATE events SET actor = 'x' WHERE seq = 2")
+    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        db.execute("DELETE FROM events WHERE seq = 2")
+    assert journal.verify().ok
+
+
+@pytest.mark.parametrize(
+    ("sql", "message"),
+    [
+        ("UPDATE events SET payload = replace(payload, '\"B\"', '\"P\"') WHERE seq = 2;",
+         "event 2 was altered"),
+        ("DELETE FROM events WHERE seq = 3;", "event 3 is missing"),
+        ("UPDATE events SET actor = 'someone else' WHERE seq = 4;", "event 4 was altered"),
+        ("UPDATE events SET prev_hash = hash WHERE seq = 5;", "event 5 does not link"),
+    ],
+)
+def test_tampering_is_detected(tmp_path: Path, sql: str, message: str) -> None:
+    _journal_with_coups(tmp_path)
+    _tamper(tmp_path / "journal.sqlite", sql)
+    report = Journal(tmp_path / "journal.sqlite").verify()
+    assert not report.ok and message in (report.reason or "")
+
+
+def test_unknown_event_kind(tmp_path: Path) -> None:
+    with pytest.raises(JournalError, match="unknown journal event kind"):
+        Journal(tmp_path / "j.sqlite").append("coup_deleted", "T1", "S1", {})
+
+
+def test_group_commit_numbers_coups_without_gaps(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "journal.sqlite")
+    LiveTables(journal).open_shoe("T1", "S1", "standard-8", "dealer")
+    committer = GroupCommitter(journal)
+    with ThreadPoolExecutor(8) as pool:
+        futures = list(pool.map(
+            lambda i: committer.submit(enter_coup("T1", CoupEntry(outcome="B"), f"d{i}")),
+            range(200)))
+        events = [f.result(timeout=30) for f in futures]
+    committer.close()
+    assert sorted(e.payload["coup"] for e in events) == list(range(1, 201))
+    assert journal.verify().ok
+
+
+def test_refused_action_in_a_shared_commit_leaves_the_others(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "journal.sqlite")
+    committer = GroupCommitter(journal)
+    bad = committer.submit(enter_coup("T9", CoupEntry(outcome="B"), "d"))  # no open shoe
+    with pytest.raises(LiveError, match="has no open shoe"):
+        bad.result(timeout=10)
+    committer.close()
+    assert journal.verify().ok and journal.head()[0] == 0
+
+
+WRITER = """
+import sys
+from pathlib import Path
+from roads.store.journal import Journal
+from roads.store.live import CoupEntry, LiveTables
+live = LiveTables(Journal(Path(sys.argv[1])))
+live.open_shoe("T1", "S1", "standard-8", "dealer")
+print("ready", flush=True)
+i = 0
+while True:
+    event = live.enter_coup("T1", CoupEntry(outcome="BP"[i % 2]), "dealer")
+    print(event.payload["coup"], flush=True)  # acknowledged: durable before this line
+    i += 1
+"""
+
+
+def test_sigkill_mid_write_keeps_every_acknowledged_coup(tmp_path: Path) -> None:
+    path = tmp_path / "journal.sqlite"
+    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(path)], stdout=subprocess.PIPE,
+                            text=True)
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "ready"
+    acknowledged = []
+    deadline = time.monotonic() + 20
+    while len(acknowledged) < 150 and time.monotonic() < deadline:
+        acknowledged.append(int(proc.stdout.readline()))
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    journal = Journal(path)
+    assert journal.verify().ok
+    stored = [e.payload["coup"] for e in journal.events() if e.kind == "coup_entered"]
+    assert set(acknowledged) <= set(stored)
+    assert stored == list(range(1, len(stored) + 1))
