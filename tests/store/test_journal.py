@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import signal
 import sqlite3
 import subprocess
@@ -38,7 +39,7 @@ def test_chain_links_every_event(tmp_path: Path) -> None:
     events = journal.events()
     assert [e.seq for e in events] == list(range(1, 7))
     assert events[0].prev_hash == GENESIS
-    assert all(b.prev_hash == a.hash for a, b in zip(events, events[1:], strict=False))
+    assert all(b.prev_hash == a.hash for a, b in itertools.pairwise(events))
     report = journal.verify()
     assert report.ok and report.events == 6 and report.head == events[-1].hash
 
@@ -121,7 +122,7 @@ def test_sigkill_mid_write_keeps_every_acknowledged_coup(tmp_path: Path) -> None
                             text=True)
     assert proc.stdout is not None
     assert proc.stdout.readline().strip() == "ready"
-    acknowledged = []
+    acknowledged: list[int] = []
     deadline = time.monotonic() + 20
     while len(acknowledged) < 150 and time.monotonic() < deadline:
         acknowledged.append(int(proc.stdout.readline()))

@@ -9,9 +9,9 @@ import polars as pl
 import pytest
 
 from roads.parquet_io import scan
-from roads.simulate import Simulation, write_simulation
 from roads.rules import get_rules
 from roads.schema import COUPS
+from roads.simulate import Simulation, write_simulation
 from roads.store.live import CoupEntry, LiveError, LiveTables
 from roads.store.store import Store
 
