@@ -295,6 +295,67 @@ def _stored_board(store: Path, table_id: str, shoe_id: str, leading_ties: str) -
     return Board.from_coups(rows.iter_rows(named=True), leading_ties)  # type: ignore[arg-type]
 
 
+@main.command("ingest")
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--store", type=click.Path(path_type=Path), default=DEFAULT_STORE,
+              show_default=True, help="Store directory.")
+@click.option("--format", "fmt", type=click.Choice(["auto", "csv", "shoe-lines", "jsonl",
+                                                    "parquet"]),
+              default="auto", show_default=True, help="Input format (auto: detect).")
+@click.option("--table", "table_id", help="Table for rows that do not name one.")
+@click.option("--shoe", "shoe_id", help="Shoe for rows that do not name one.")
+@click.option("--rules", "rules_name", default="standard-8", show_default=True,
+              help="Rule set of the imported shoes (decks for the inventory check).")
+@click.option("--map", "mappings", multiple=True, metavar="FIELD=COLUMN",
+              help="Map a canonical field to an input column, e.g. player_cards=PHand.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@input_errors
+def ingest_cmd(files: tuple[Path, ...], store: Path, fmt: str, table_id: str | None,
+               shoe_id: str | None, rules_name: str, mappings: tuple[str, ...],
+               as_json: bool) -> None:
+    """Read coup histories, validate every row, store what is sound.
+
+    Rejected rows go to STORE/quarantine/RUN.jsonl with file, row and reason; rows that
+    break a rule are stored and listed in STORE/flags/RUN.parquet; the report is printed and
+    written to STORE/ingest/RUN.json. Exit 1 when anything was quarantined or conflicted.
+    """
+    from tqdm import tqdm
+
+    from roads.ingest.readers import FIELDS, ReadOptions
+    from roads.ingest.run import ingest
+    from roads.store.store import Store
+
+    mapping = {}
+    for item in mappings:
+        name, sep, column = item.partition("=")
+        if not sep or name not in FIELDS:
+            raise InputError(f"--map {item!r}: use FIELD=COLUMN with FIELD one of "
+                             f"{', '.join(FIELDS)}")
+        mapping[name] = column
+    options = ReadOptions(format=fmt, table_id=table_id, shoe_id=shoe_id, mapping=mapping)
+    with tqdm(total=len(files), unit="file", disable=as_json or len(files) < 2,
+              file=sys.stderr, desc="ingesting") as bar:
+        result = ingest(list(files), Store(store), options, get_rules(rules_name),
+                        lambda _p: bar.update(1))
+    if as_json:
+        _emit_json(result.report)
+    else:
+        for f in result.report["files"]:
+            if "skipped" in f:
+                click.echo(f"{f['file']}: {f['skipped']}")
+                continue
+            click.echo(f"{f['file']} ({f['format']}): {f['rows_read']:,} rows read, "
+                       f"{f['accepted']:,} stored, {f['already_stored']:,} already stored, "
+                       f"{f['flagged']:,} flagged, {f['quarantined']:,} quarantined")
+            for rule, n in sorted(f["flags_by_rule"].items()):
+                click.echo(f"    flagged {rule}: {n:,}")
+            for reason, n in sorted(f["quarantined_by_reason"].items()):
+                click.echo(f"    quarantined: {reason}: {n:,}")
+        click.echo(f"report: {result.report_path}")
+    if result.quarantined:
+        sys.exit(1)
+
+
 @main.group("store")
 def store_group() -> None:
     """Inspect and maintain a store (Parquet dataset + live journal)."""

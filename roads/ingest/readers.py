@@ -1,0 +1,227 @@
+"""One reader per input format; each turns a file into the same *staging* frame.
+
+Staging columns: ``_file`` and ``_row`` (1-based data row, or line for line formats) say
+where a row came from; ``_raw`` keeps the row verbatim (JSON) for quarantine; the coup
+fields are raw strings, except the card columns, which are lists of raw card tokens.
+Nothing is interpreted here beyond splitting: :mod:`roads.ingest.validate` decides.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from roads.errors import InputError
+from roads.ingest.labels import OUTCOME_LABELS
+
+FIELDS = ("table_id", "shoe_id", "coup", "outcome", "player_cards", "banker_cards",
+          "player_total", "banker_total", "natural", "player_pair", "banker_pair", "dealt_at")
+CARD_FIELDS = ("player_cards", "banker_cards")
+FORMATS = ("auto", "csv", "shoe-lines", "jsonl", "parquet")
+
+# Normalised header (lower case, no spaces/underscores/hyphens) -> canonical field.
+_SYNONYMS = {
+    "table_id": ["table", "tableid", "tbl", "tableno", "台", "台号", "стол"],
+    "shoe_id": ["shoe", "shoeid", "shoeno", "shoenumber", "靴", "靴号", "шуз", "башмак"],
+    "coup": ["coup", "coupno", "hand", "handno", "round", "roundno", "game", "gameno", "局",
+             "局号", "номер"],
+    "outcome": ["outcome", "result", "winner", "win", "结果", "結果", "результат"],
+    "player_cards": ["playercards", "player", "punto", "pcards", "playerhand", "闲牌", "閒牌"],
+    "banker_cards": ["bankercards", "banker", "banco", "bcards", "bankerhand", "庄牌", "莊牌"],
+    "player_total": ["playertotal", "ptotal", "playerpoints", "playerscore", "闲点", "閒點"],
+    "banker_total": ["bankertotal", "btotal", "bankerpoints", "bankerscore", "庄点", "莊點"],
+    "natural": ["natural", "nat"],
+    "player_pair": ["playerpair", "ppair"],
+    "banker_pair": ["bankerpair", "bpair"],
+    "dealt_at": ["dealtat", "time", "timestamp", "datetime", "date", "dealt", "时间", "時間",
+                 "время"],
+}
+HEADER_SYNONYMS = {alias: name for name, aliases in _SYNONYMS.items() for alias in aliases}
+_TOKEN_SEPARATORS = r"[,;|/\s]+"
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """What the user told us about the input."""
+
+    format: str = "auto"
+    table_id: str | None = None
+    shoe_id: str | None = None
+    mapping: dict[str, str] = field(default_factory=dict)  # field -> input column
+
+
+def _normalise_header(name: str) -> str:
+    return re.sub(r"[\s_\-.]+", "", name.replace("\ufeff", "")).lower()
+
+
+def detect_format(path: Path) -> str:
+    """Guess the format from the extension, then from the first lines."""
+    suffix = path.suffix.lower()
+    if suffix == ".parquet":
+        return "parquet"
+    if suffix in (".jsonl", ".ndjson"):
+        return "jsonl"
+    with path.open("rb") as fh:
+        head = fh.read(4096).decode("utf-8", errors="replace").lstrip("\ufeff")
+    lines = [ln.strip() for ln in head.splitlines() if ln.strip()]
+    if not lines:
+        return "shoe-lines"
+    if lines[0].startswith("{"):
+        return "jsonl"
+    if all(_looks_like_shoe(ln) for ln in lines[:5]):
+        return "shoe-lines"
+    return "csv"
+
+
+def _looks_like_shoe(line: str) -> bool:
+    return all(ch.lower() in OUTCOME_LABELS or ch.isspace() for ch in line)
+
+
+def read(path: Path, options: ReadOptions) -> pl.DataFrame:
+    """The staging frame of one file, in any supported format."""
+    if not path.exists():
+        raise InputError(f"{path}: no such file")
+    fmt = options.format if options.format != "auto" else detect_format(path)
+    if fmt not in FORMATS:
+        raise InputError(f"unknown format {fmt!r}; known: {', '.join(FORMATS)}")
+    reader = {"csv": read_csv, "shoe-lines": read_shoe_lines, "jsonl": read_jsonl,
+              "parquet": read_parquet}[fmt]
+    frame = reader(path, options)
+    return _complete(frame, path, options)
+
+
+def _complete(frame: pl.DataFrame, path: Path, options: ReadOptions) -> pl.DataFrame:
+    """Add missing fields as nulls, apply --table/--shoe defaults, fix the column order."""
+    columns = []
+    for name in FIELDS:
+        dtype = pl.List(pl.String) if name in CARD_FIELDS else pl.String
+        if name in frame.columns:
+            columns.append(pl.col(name).cast(dtype))
+        else:
+            columns.append(pl.lit(None, dtype=dtype).alias(name))
+    out = frame.select(pl.lit(str(path)).alias("_file"), pl.col("_row").cast(pl.Int64),
+                       pl.col("_raw").cast(pl.String), *columns)
+    for name, default in (("table_id", options.table_id), ("shoe_id", options.shoe_id)):
+        if default is not None:
+            out = out.with_columns(pl.col(name).fill_null(default))
+    return out
+
+
+def _tokens(column: str) -> pl.Expr:
+    text = pl.col(column).str.replace_all(_TOKEN_SEPARATORS, " ").str.strip_chars()
+    return pl.when(text == "").then(None).otherwise(text.str.split(" ")).alias(column)
+
+
+def read_csv(path: Path, options: ReadOptions) -> pl.DataFrame:
+    """Card-level or outcome-level rows; delimiter sniffed; headers matched by synonym."""
+    with path.open("rb") as fh:
+        head = fh.read(8192).decode("utf-8", errors="replace")
+    first = head.splitlines()[0] if head else ""
+    separator = max(("\t", ";", ","), key=first.count) if first else ","
+    try:
+        raw = pl.read_csv(path, separator=separator, infer_schema=False, quote_char='"',
+                          encoding="utf8-lossy", truncate_ragged_lines=True)
+    except pl.exceptions.PolarsError as exc:
+        raise InputError(f"{path}: cannot be read as CSV: {exc}") from None
+    rename: dict[str, str] = {}
+    wanted = {v: k for k, v in options.mapping.items()}
+    for column in raw.columns:
+        target = wanted.get(column) or HEADER_SYNONYMS.get(_normalise_header(column))
+        if target and target not in rename.values():
+            rename[column] = target
+    missing = set(options.mapping.values()) - set(raw.columns)
+    if missing:
+        raise InputError(f"{path}: --map names column(s) not in the file: "
+                         f"{', '.join(sorted(missing))}")
+    frame = raw.with_row_index("_row", offset=1).with_columns(
+        pl.struct(raw.columns).struct.json_encode().alias("_raw"))
+    frame = frame.rename(rename)
+    if "outcome" not in frame.columns and not any(c in frame.columns for c in CARD_FIELDS):
+        raise InputError(f"{path}: no outcome or card columns found (columns: "
+                         f"{', '.join(raw.columns)}); name them with --map")
+    return frame.with_columns(*(_tokens(c) for c in CARD_FIELDS if c in frame.columns))
+
+
+def read_shoe_lines(path: Path, options: ReadOptions) -> pl.DataFrame:
+    """One shoe per line (``BPPTB...``, any outcome spelling of one character)."""
+    text = path.read_text(encoding="utf-8", errors="replace").lstrip("\ufeff")
+    rows = []
+    table = options.table_id or path.stem
+    for number, line in enumerate(text.splitlines(), start=1):
+        outcomes = [ch for ch in line if not ch.isspace()]
+        if not outcomes:
+            continue
+        shoe = options.shoe_id if options.shoe_id and len(text.splitlines()) == 1 \
+            else f"{path.stem}-{number}"
+        bad = next((ch for ch in outcomes if ch.lower() not in OUTCOME_LABELS), None)
+        if bad is not None:  # the line cannot be numbered reliably: kept whole
+            rows.append({"_row": number, "_raw": json.dumps({"line": line}, ensure_ascii=False),
+                         "table_id": table, "shoe_id": shoe, "coup": None,
+                         "outcome": f"invalid character {bad!r} in shoe line"})
+            continue
+        for i, ch in enumerate(outcomes, start=1):
+            rows.append({"_row": number, "_raw": json.dumps({"line": number, "coup": i,
+                                                             "outcome": ch}, ensure_ascii=False),
+                         "table_id": table, "shoe_id": shoe, "coup": str(i), "outcome": ch})
+    schema = {"_row": pl.Int64, "_raw": pl.String, "table_id": pl.String, "shoe_id": pl.String,
+              "coup": pl.String, "outcome": pl.String}
+    return pl.DataFrame(rows, schema=schema)
+
+
+def read_jsonl(path: Path, options: ReadOptions) -> pl.DataFrame:
+    """Journal events (the export format): each ``coup_entered`` event is a coup."""
+    rows = []
+    with path.open(encoding="utf-8", errors="replace") as fh:
+        for number, line in enumerate(fh, start=1):
+            line = line.strip().lstrip("\ufeff")
+            if not line:
+                continue
+            try:
+                event = json.loads(line)
+            except json.JSONDecodeError as exc:
+                rows.append({"_row": number, "_raw": json.dumps({"line": line}),
+                             "outcome": f"invalid JSON: {exc.msg}"})
+                continue
+            if event.get("kind") != "coup_entered":
+                continue
+            payload = event.get("payload", {})
+            rows.append({
+                "_row": number, "_raw": line, "table_id": event.get("table_id"),
+                "shoe_id": event.get("shoe_id"), "coup": _text(payload.get("coup")),
+                "outcome": payload.get("outcome"),
+                "player_cards": payload.get("player_cards"),
+                "banker_cards": payload.get("banker_cards"),
+                **{k: _text(payload.get(k)) for k in ("player_total", "banker_total",
+                                                       "natural", "player_pair", "banker_pair",
+                                                       "dealt_at")},
+            })
+    schema = {"_row": pl.Int64, "_raw": pl.String, **{
+        f: (pl.List(pl.String) if f in CARD_FIELDS else pl.String) for f in FIELDS}}
+    return pl.DataFrame(rows, schema=schema)
+
+
+def _text(value: object) -> str | None:
+    return None if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def read_parquet(path: Path, options: ReadOptions) -> pl.DataFrame:
+    """Canonical Parquet (the engine's output or another installation's export)."""
+    try:
+        frame = pl.read_parquet(path)
+    except pl.exceptions.PolarsError as exc:
+        raise InputError(f"{path}: cannot be read as Parquet: {exc}") from None
+    missing = {"table_id", "shoe_id", "coup", "outcome"} - set(frame.columns)
+    if missing:
+        raise InputError(f"{path}: not a canonical coups file (missing "
+                         f"{', '.join(sorted(missing))})")
+    casts = [pl.col(c).cast(pl.List(pl.String)) if c in CARD_FIELDS else
+             pl.col(c).cast(pl.String) for c in FIELDS if c in frame.columns]
+    frame = frame.with_columns(casts)
+    if "dealt_at" in frame.columns:
+        frame = frame.with_columns(pl.col("dealt_at").str.replace(" ", "T"))
+    return frame.with_row_index("_row", offset=1).with_columns(
+        pl.lit(None, dtype=pl.String).alias("_raw"))

@@ -1,0 +1,210 @@
+"""An ingest run: read each file, validate, set aside what conflicts, store, report.
+
+Idempotent twice over: a file whose digest was already ingested is skipped, and a coup
+already stored with the same content is not added again; a stored coup with different
+content is a *conflict*, quarantined and reported, never overwritten. Every output file is
+published atomically, so a run killed at any point leaves a readable store; running it again
+completes it (part files are named after the input's digest, so nothing is duplicated).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from roads.ingest.readers import ReadOptions, detect_format, read
+from roads.ingest.validate import QUARANTINE_SCHEMA, validate
+from roads.parquet_io import scan
+from roads.rules import RuleSet
+from roads.schema import SHOES, conform
+from roads.store.store import Store
+
+_CONTENT = ["outcome", "player_cards", "banker_cards", "player_total", "banker_total"]
+
+
+def file_digest(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".tmp-{uuid.uuid4().hex}-{path.name}"
+    with tmp.open("w", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+@contextmanager
+def _locked(store: Store) -> Iterator[None]:
+    """One ingest at a time per store (the registry and conflict checks need it)."""
+    path = store.root / "ingest" / ".lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _registry(store: Store) -> dict[str, dict[str, Any]]:
+    path = store.root / "ingest" / "registry.jsonl"
+    if not path.exists():
+        return {}
+    entries = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return {e["digest"]: e for e in entries}
+
+
+def _register(store: Store, entry: dict[str, Any]) -> None:
+    path = store.root / "ingest" / "registry.jsonl"
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps(entry) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    report: dict[str, Any]
+    report_path: Path
+
+    @property
+    def quarantined(self) -> int:
+        return int(self.report["totals"]["quarantined"])
+
+
+def _split_conflicts(store: Store, coups: pl.DataFrame) -> tuple[pl.DataFrame, int, pl.DataFrame]:
+    """(new coups, how many were already stored identically, conflicting coups)."""
+    if coups.is_empty():
+        return coups, 0, coups
+    shoes = coups.select("table_id", "shoe_id").unique()
+    stored = (scan(store.root, "coups").join(shoes.lazy(), on=["table_id", "shoe_id"],
+                                             how="semi")
+              .select("table_id", "shoe_id", "coup", *_CONTENT).collect())
+    if stored.is_empty():
+        return coups, 0, coups.clear()
+    key = ["table_id", "shoe_id", "coup"]
+    both = coups.join(stored, on=key, how="inner", suffix="_stored")
+    same = pl.all_horizontal(
+        [pl.col(c).eq_missing(pl.col(f"{c}_stored")) for c in _CONTENT])
+    conflicts = both.filter(~same).select(key)
+    return (coups.join(stored.select(key), on=key, how="anti"),
+            both.filter(same).height,
+            coups.join(conflicts, on=key, how="semi"))
+
+
+def _shoe_rows(store: Store, coups: pl.DataFrame, rules: RuleSet) -> pl.DataFrame:
+    """A ``shoes`` row for every imported shoe the store does not know yet."""
+    shoes = coups.group_by("table_id", "shoe_id").agg(
+        pl.len().cast(pl.Int16).alias("coups"),
+        pl.col("dealt_at").min().alias("started_at"), pl.col("dealt_at").max().alias("ended_at"),
+        pl.when(pl.col("player_cards").is_not_null().all())
+        .then((pl.col("player_cards").list.len() + pl.col("banker_cards").list.len()).sum())
+        .cast(pl.Int16).alias("cards_dealt"))
+    known = scan(store.root, "shoes").select("table_id", "shoe_id").collect()
+    shoes = shoes.join(known, on=["table_id", "shoe_id"], how="anti").with_columns(
+        pl.lit(rules.name).alias("rules"), pl.lit(rules.decks).cast(pl.Int8).alias("decks"),
+        pl.lit("import").alias("source"))
+    return conform(shoes, "shoes") if not shoes.is_empty() else pl.DataFrame(schema=SHOES)
+
+
+def ingest(paths: list[Path], store: Store, options: ReadOptions, rules: RuleSet,
+           progress: Callable[[Path], None] | None = None) -> IngestResult:
+    """Ingest files into the store; returns the report (also written as JSON)."""
+    run_id = datetime.now(UTC).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
+    files: list[dict[str, Any]] = []
+    quarantine: list[pl.DataFrame] = []
+    flags: list[pl.DataFrame] = []
+    with _locked(store):
+        seen = _registry(store)
+        for path in paths:
+            digest = file_digest(path)
+            entry: dict[str, Any] = {"file": str(path), "digest": digest}
+            if digest in seen:
+                files.append({**entry, "skipped": f"already ingested (run {seen[digest]['run']})",
+                              "rows_read": 0, "accepted": 0, "quarantined": 0})
+                if progress:
+                    progress(path)
+                continue
+            fmt = options.format if options.format != "auto" else detect_format(path)
+            staged = read(path, options)
+            checked = validate(staged, rules.decks)
+            new, already, conflicts = _split_conflicts(store, checked.coups)
+            conflict_rows = (
+                conflicts.select(pl.lit(str(path)).alias("file"),
+                                 pl.lit(None, dtype=pl.Int64).alias("row"),
+                                 pl.lit("coup").alias("field"),
+                                 pl.lit("conflicts with the stored coup (different content)")
+                                 .alias("reason"),
+                                 pl.struct(pl.all()).struct.json_encode().alias("raw"))
+                .cast(QUARANTINE_SCHEMA))  # type: ignore[arg-type]
+            stem = f"import-{digest[:20]}"
+            if not new.is_empty():
+                store.append(new, _shoe_rows(store, new, rules),
+                             {"source": "import", "input_file": path.name,
+                              "input_sha256": digest, "ingest_run": run_id,
+                              "rules": rules.name}, name=stem)
+            rejected = pl.concat([checked.quarantine, conflict_rows])
+            quarantine.append(rejected)
+            flags.append(checked.flags.filter(
+                pl.struct("table_id", "shoe_id", "coup").is_in(
+                    new.select("table_id", "shoe_id", "coup").to_struct().implode())
+                | pl.col("coup").is_null()))
+            report = {
+                **entry, "format": fmt, "rows_read": staged.height, "accepted": new.height,
+                "already_stored": already, "duplicate_rows": checked.duplicates,
+                "flagged": checked.flags.select("table_id", "shoe_id", "coup").unique().height,
+                "flags_by_rule": _counts(checked.flags, "rule"),
+                "quarantined": rejected.height,
+                "quarantined_by_reason": _counts(rejected, "reason"),
+                "conflicts": conflicts.height,
+            }
+            files.append(report)
+            _register(store, {**entry, "run": run_id})
+            seen[digest] = {"run": run_id}
+            if progress:
+                progress(path)
+        all_quarantine = pl.concat(quarantine) if quarantine else pl.DataFrame(
+            schema=QUARANTINE_SCHEMA)
+        if not all_quarantine.is_empty():
+            _write_atomic(store.root / "quarantine" / f"{run_id}.jsonl",
+                          "".join(json.dumps({**r, "run": run_id}, ensure_ascii=False) + "\n"
+                                  for r in all_quarantine.to_dicts()))
+        all_flags = pl.concat(flags) if flags else None
+        if all_flags is not None and not all_flags.is_empty():
+            path = store.root / "flags" / f"{run_id}.parquet"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.parent / f".tmp-{path.name}"
+            all_flags.write_parquet(tmp)
+            os.replace(tmp, path)
+        totals = {k: sum(int(f.get(k, 0)) for f in files)
+                  for k in ("rows_read", "accepted", "quarantined")}
+        totals["flagged"] = sum(int(f.get("flagged", 0)) for f in files)
+        report = {"run": run_id, "store": str(store.root), "rules": rules.name, "files": files,
+                  "totals": totals}
+        report_path = store.root / "ingest" / f"{run_id}.json"
+        _write_atomic(report_path, json.dumps(report, indent=2, ensure_ascii=False))
+    return IngestResult(report, report_path)
+
+
+def _counts(frame: pl.DataFrame, column: str) -> dict[str, int]:
+    if frame.is_empty():
+        return {}
+    return {str(k): int(v) for k, v in frame.group_by(column).len().iter_rows()}
