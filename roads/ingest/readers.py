@@ -1,9 +1,10 @@
 """One reader per input format; each turns a file into the same *staging* frame.
 
 Staging columns: ``_file`` and ``_row`` (1-based data row, or line for line formats) say
-where a row came from; ``_raw`` keeps the row verbatim (JSON) for quarantine; the coup
-fields are raw strings, except the card columns, which are lists of raw card tokens.
-Nothing is interpreted here beyond splitting: :mod:`roads.ingest.validate` decides.
+where a row came from; ``_raw`` keeps the row verbatim (JSON) where the reader has it
+cheaply (CSV rows are encoded only when quarantined, see :func:`raw_rows`); every coup field
+is a raw string (card columns hold the hand as written, e.g. ``"9h 4s"`` or ``"9,4"``).
+Nothing is interpreted here: :mod:`roads.ingest.validate` decides.
 """
 
 from __future__ import annotations
@@ -41,7 +42,6 @@ _SYNONYMS = {
                  "время"],
 }
 HEADER_SYNONYMS = {alias: name for name, aliases in _SYNONYMS.items() for alias in aliases}
-_TOKEN_SEPARATORS = r"[,;|/\s]+"
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,9 @@ def detect_format(path: Path) -> str:
         return "shoe-lines"
     if lines[0].startswith("{"):
         return "jsonl"
-    if all(_looks_like_shoe(ln) for ln in lines[:5]):
+    sample = lines[:20]
+    no_separators = not any(sep in ln for ln in sample for sep in ",;\t|")
+    if no_separators and sum(map(_looks_like_shoe, sample)) * 2 >= len(sample):
         return "shoe-lines"
     return "csv"
 
@@ -98,22 +100,16 @@ def _complete(frame: pl.DataFrame, path: Path, options: ReadOptions) -> pl.DataF
     """Add missing fields as nulls, apply --table/--shoe defaults, fix the column order."""
     columns = []
     for name in FIELDS:
-        dtype = pl.List(pl.String) if name in CARD_FIELDS else pl.String
         if name in frame.columns:
-            columns.append(pl.col(name).cast(dtype))
+            columns.append(pl.col(name).cast(pl.String))
         else:
-            columns.append(pl.lit(None, dtype=dtype).alias(name))
+            columns.append(pl.lit(None, dtype=pl.String).alias(name))
     out = frame.select(pl.lit(str(path)).alias("_file"), pl.col("_row").cast(pl.Int64),
                        pl.col("_raw").cast(pl.String), *columns)
     for name, default in (("table_id", options.table_id), ("shoe_id", options.shoe_id)):
         if default is not None:
             out = out.with_columns(pl.col(name).fill_null(default))
     return out
-
-
-def _tokens(column: str) -> pl.Expr:
-    text = pl.col(column).str.replace_all(_TOKEN_SEPARATORS, " ").str.strip_chars()
-    return pl.when(text == "").then(None).otherwise(text.str.split(" ")).alias(column)
 
 
 def read_csv(path: Path, options: ReadOptions) -> pl.DataFrame:
@@ -138,12 +134,25 @@ def read_csv(path: Path, options: ReadOptions) -> pl.DataFrame:
         raise InputError(f"{path}: --map names column(s) not in the file: "
                          f"{', '.join(sorted(missing))}")
     frame = raw.with_row_index("_row", offset=1).with_columns(
-        pl.struct(raw.columns).struct.json_encode().alias("_raw"))
-    frame = frame.rename(rename)
+        pl.lit(None, dtype=pl.String).alias("_raw"))
+    frame = frame.select("_row", "_raw", *[pl.col(c).alias(t) for c, t in rename.items()])
     if "outcome" not in frame.columns and not any(c in frame.columns for c in CARD_FIELDS):
         raise InputError(f"{path}: no outcome or card columns found (columns: "
                          f"{', '.join(raw.columns)}); name them with --map")
-    return frame.with_columns(*(_tokens(c) for c in CARD_FIELDS if c in frame.columns))
+    return frame
+
+
+def raw_rows(path: Path, rows: list[int]) -> dict[int, str]:
+    """The given data rows of a CSV file, verbatim field by field, as JSON (for quarantine)."""
+    with path.open("rb") as fh:
+        head = fh.read(8192).decode("utf-8", errors="replace")
+    first = head.splitlines()[0] if head else ""
+    separator = max(("\t", ";", ","), key=first.count) if first else ","
+    raw = pl.read_csv(path, separator=separator, infer_schema=False, quote_char='"',
+                      encoding="utf8-lossy", truncate_ragged_lines=True)
+    picked = raw.with_row_index("_row", offset=1).filter(pl.col("_row").is_in(rows))
+    encoded = picked.select("_row", pl.struct(raw.columns).struct.json_encode().alias("raw"))
+    return {int(r): str(j) for r, j in encoded.iter_rows()}
 
 
 def read_shoe_lines(path: Path, options: ReadOptions) -> pl.DataFrame:
@@ -193,15 +202,18 @@ def read_jsonl(path: Path, options: ReadOptions) -> pl.DataFrame:
                 "_row": number, "_raw": line, "table_id": event.get("table_id"),
                 "shoe_id": event.get("shoe_id"), "coup": _text(payload.get("coup")),
                 "outcome": payload.get("outcome"),
-                "player_cards": payload.get("player_cards"),
-                "banker_cards": payload.get("banker_cards"),
+                "player_cards": _hand(payload.get("player_cards")),
+                "banker_cards": _hand(payload.get("banker_cards")),
                 **{k: _text(payload.get(k)) for k in ("player_total", "banker_total",
                                                        "natural", "player_pair", "banker_pair",
                                                        "dealt_at")},
             })
-    schema = {"_row": pl.Int64, "_raw": pl.String, **{
-        f: (pl.List(pl.String) if f in CARD_FIELDS else pl.String) for f in FIELDS}}
+    schema = {"_row": pl.Int64, "_raw": pl.String, **{f: pl.String for f in FIELDS}}
     return pl.DataFrame(rows, schema=schema)
+
+
+def _hand(cards: object) -> str | None:
+    return " ".join(str(c) for c in cards) if isinstance(cards, list) else None
 
 
 def _text(value: object) -> str | None:
@@ -218,10 +230,9 @@ def read_parquet(path: Path, options: ReadOptions) -> pl.DataFrame:
     if missing:
         raise InputError(f"{path}: not a canonical coups file (missing "
                          f"{', '.join(sorted(missing))})")
-    casts = [pl.col(c).cast(pl.List(pl.String)) if c in CARD_FIELDS else
+    casts = [pl.col(c).cast(pl.List(pl.String)).list.join(" ") if c in CARD_FIELDS else
+             pl.col(c).dt.to_string("%Y-%m-%dT%H:%M:%S%.6f+00:00") if c == "dealt_at" else
              pl.col(c).cast(pl.String) for c in FIELDS if c in frame.columns]
     frame = frame.with_columns(casts)
-    if "dealt_at" in frame.columns:
-        frame = frame.with_columns(pl.col("dealt_at").str.replace(" ", "T"))
     return frame.with_row_index("_row", offset=1).with_columns(
         pl.lit(None, dtype=pl.String).alias("_raw"))

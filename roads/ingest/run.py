@@ -23,6 +23,7 @@ from typing import Any
 
 import polars as pl
 
+from roads.errors import InputError
 from roads.ingest.readers import ReadOptions, detect_format, read
 from roads.ingest.validate import QUARANTINE_SCHEMA, validate
 from roads.parquet_io import scan
@@ -134,6 +135,9 @@ def ingest(paths: list[Path], store: Store, options: ReadOptions, rules: RuleSet
     flags: list[pl.DataFrame] = []
     with _locked(store):
         seen = _registry(store)
+        missing = [p for p in paths if not p.is_file()]
+        if missing:
+            raise InputError(f"{missing[0]}: no such file")
         for path in paths:
             digest = file_digest(path)
             entry: dict[str, Any] = {"file": str(path), "digest": digest}

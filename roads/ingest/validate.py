@@ -12,9 +12,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import polars as pl
+import pyarrow as pa
 
-from roads.cards import CARD_CODES, RANK_POINTS, RANKS
+from roads.cards import CARD_INDEX
+from roads.engine import NO_CARD
 from roads.ingest.labels import (
     CARD_SPELLINGS,
     FALSE_LABELS,
@@ -22,10 +25,10 @@ from roads.ingest.labels import (
     TRUE_LABELS,
     VALUE_TOKENS,
 )
-from roads.schema import conform
+from roads.schema import Card, conform
+from roads.simulate import _pack_slots
 from roads.tableau import BANKER_DRAWS, PLAYER_STOOD
 
-CODE_POINTS = {code: RANK_POINTS[RANKS.index(code[0])] for code in CARD_CODES}
 _BANKER_DRAWS = {b * 11 + p: bool(BANKER_DRAWS[b, p]) for b in range(10) for p in range(11)}
 _BOOLS = {**{t: True for t in TRUE_LABELS}, **{f: False for f in FALSE_LABELS}}
 KEY = ["table_id", "shoe_id", "coup"]
@@ -44,26 +47,49 @@ class Validated:
     duplicates: int  # identical repeated rows dropped
 
 
-def _hand(side: str) -> list[pl.Expr]:
-    """Canonical codes, point values and the kind of one side's recorded hand."""
-    tokens = pl.col(f"{side}_cards")
-    clean = tokens.list.eval(pl.element().str.strip_chars())
-    codes = clean.list.eval(pl.element().replace_strict(CARD_SPELLINGS, default=None))
-    values = clean.list.eval(
-        pl.element().replace_strict(VALUE_TOKENS, default=None, return_dtype=pl.Int8))
-    n = tokens.list.len()
-    all_cards = codes.list.drop_nulls().list.len() == n
-    all_values = values.list.drop_nulls().list.len() == n
-    kind = (pl.when(tokens.is_null()).then(pl.lit("none"))
+#: every accepted spelling of a card -> its index (rank * 4 + suit), one lookup per token
+_CARD_INDEX = {spelling: CARD_INDEX[code] for spelling, code in CARD_SPELLINGS.items()}
+
+
+def _slots(s: pl.DataFrame, side: str) -> pl.DataFrame:
+    """Split a recorded hand into three card slots, flat (no per-row lists: fast).
+
+    Adds ``_{side}_n`` (tokens), ``_{side}_kind`` (none/cards/values/bad), per slot the card
+    index ``_{side}_c{i}`` (rank*4+suit) and point value ``_{side}_v{i}``.
+    """
+    text = (pl.col(f"{side}_cards").str.replace_all(r"[,;|/\s]+", " ").str.strip_chars())
+    s = s.with_columns(
+        pl.when(text == "").then(None).otherwise(text).str.split_exact(" ", 3)
+        .alias(f"_{side}_parts"))
+    tokens = [pl.col(f"_{side}_parts").struct.field(f"field_{i}") for i in range(4)]
+    exprs: list[pl.Expr] = [
+        pl.sum_horizontal([t.is_not_null().cast(pl.Int8) for t in tokens]).alias(f"_{side}_n")]
+    for i in range(3):
+        exprs += [
+            tokens[i].replace_strict(_CARD_INDEX, default=None, return_dtype=pl.Int16)
+            .alias(f"_{side}_c{i}"),
+            tokens[i].replace_strict(VALUE_TOKENS, default=None, return_dtype=pl.Int16)
+            .alias(f"_{side}_d{i}"),
+            tokens[i].is_not_null().alias(f"_{side}_p{i}"),
+        ]
+    s = s.with_columns(exprs)
+    present = [pl.col(f"_{side}_p{i}") for i in range(3)]
+    all_cards = pl.all_horizontal([~p | pl.col(f"_{side}_c{i}").is_not_null()
+                                   for i, p in enumerate(present)])
+    all_values = pl.all_horizontal([~p | pl.col(f"_{side}_d{i}").is_not_null()
+                                    for i, p in enumerate(present)])
+    kind = (pl.when(pl.col(f"_{side}_n") == 0).then(pl.lit("none"))
             .when(all_cards).then(pl.lit("cards"))
-            .when(all_values).then(pl.lit("values"))
-            .otherwise(pl.lit("bad")))
-    points = (pl.when(kind == "cards")
-              .then(codes.list.eval(pl.element().replace_strict(
-                  CODE_POINTS, return_dtype=pl.Int8)))
-              .when(kind == "values").then(values))
-    return [codes.alias(f"_{side}_codes"), points.alias(f"_{side}_points"),
-            kind.alias(f"_{side}_kind"), n.alias(f"_{side}_n")]
+            .when(all_values).then(pl.lit("values")).otherwise(pl.lit("bad")))
+    s = s.with_columns(kind.alias(f"_{side}_kind"))
+    points = []
+    for i in range(3):
+        card = pl.col(f"_{side}_c{i}")
+        card_points = pl.when(card // 4 < 9).then(card // 4 + 1).otherwise(0)
+        points.append(pl.when(pl.col(f"_{side}_kind") == "cards").then(card_points)
+                      .when(pl.col(f"_{side}_kind") == "values").then(pl.col(f"_{side}_d{i}"))
+                      .alias(f"_{side}_v{i}"))
+    return s.with_columns(*points)
 
 
 def _bool(column: str) -> pl.Expr:
@@ -77,10 +103,9 @@ def _int(column: str) -> pl.Expr:
 
 def validate(staged: pl.DataFrame, decks: int) -> Validated:
     """Split staged rows into stored coups (with flags) and quarantined rows."""
-    s = staged.with_columns(
+    s = _slots(_slots(staged, "player"), "banker").with_columns(
         pl.col("outcome").str.strip_chars().str.to_lowercase()
         .replace_strict(OUTCOME_LABELS, default=None).alias("_outcome"),
-        *_hand("player"), *_hand("banker"),
         _int("player_total"), _int("banker_total"), _int("coup"),
         _bool("natural"), _bool("player_pair"), _bool("banker_pair"),
         pl.col("dealt_at").str.strip_chars().str.replace(r"Z$", "+00:00")
@@ -128,10 +153,8 @@ def validate(staged: pl.DataFrame, decks: int) -> Validated:
     coups = good.select(
         pl.col("table_id").str.strip_chars(), pl.col("shoe_id").str.strip_chars(),
         pl.col("_coup").alias("coup"), pl.col("_final_outcome").alias("outcome"),
-        pl.when(pl.col("_level") == "cards").then(pl.col("_player_codes"))
-        .alias("player_cards"),
-        pl.when(pl.col("_level") == "cards").then(pl.col("_banker_codes"))
-        .alias("banker_cards"),
+        _card_list(good, "player").alias("player_cards"),
+        _card_list(good, "banker").alias("banker_cards"),
         pl.coalesce("_player_total", "_cards_player_total").alias("player_total"),
         pl.coalesce("_banker_total", "_cards_banker_total").alias("banker_total"),
         pl.coalesce("_natural", "_cards_natural").alias("natural"),
@@ -140,7 +163,7 @@ def validate(staged: pl.DataFrame, decks: int) -> Validated:
         pl.col("_dealt_at").alias("dealt_at"), pl.lit("import").alias("source"),
     )
     canonical = conform(coups, "coups")
-    flags = pl.concat([_row_flags(good), _shoe_flags(good, canonical, decks)])
+    flags = pl.concat([_row_flags(good), _shoe_flags(good, decks)])
     quarantine = pl.concat([
         bad.select(pl.col("_file").alias("file"), pl.col("_row").alias("row"),
                    pl.col("_field").alias("field"), pl.col("_reason").alias("reason"),
@@ -148,6 +171,17 @@ def validate(staged: pl.DataFrame, decks: int) -> Validated:
         dup_bad,
     ])
     return Validated(canonical, flags, quarantine, duplicates)
+
+
+def _card_list(frame: pl.DataFrame, side: str) -> pl.Series:
+    """Canonical List(card) from the three slot columns, packed without per-row objects."""
+    cards_level = (frame["_level"] == "cards").to_numpy()
+    slots = frame.select([pl.col(f"_{side}_c{i}").fill_null(NO_CARD).cast(pl.UInt8)
+                          for i in range(3)]).to_numpy()
+    offsets, values = _pack_slots(np.ascontiguousarray(slots), 0, 3)
+    lists = pa.LargeListArray.from_arrays(pa.array(offsets), pa.array(values, pa.uint8()),
+                                          mask=pa.array(~cards_level))
+    return pl.Series(f"{side}_cards", lists).list.eval(pl.element().cat.to(Card))
 
 
 def _raw() -> pl.Expr:
@@ -158,7 +192,6 @@ def _raw() -> pl.Expr:
 
 def _tableau(s: pl.DataFrame) -> pl.DataFrame:
     """Replay the tableau on every row with cards or values; derive what the cards say."""
-    p, b = pl.col("_player_points"), pl.col("_banker_points")
     level = (pl.when((pl.col("_player_kind") == "cards") & (pl.col("_banker_kind") == "cards"))
              .then(pl.lit("cards"))
              .when(pl.col("_player_kind").is_in(["cards", "values"])
@@ -166,51 +199,50 @@ def _tableau(s: pl.DataFrame) -> pl.DataFrame:
              .then(pl.lit("values")).otherwise(pl.lit("none")))
     s = s.with_columns(level.alias("_level"))
     has = pl.col("_level") != "none"
-    p1, p2, p3 = (p.list.get(i, null_on_oob=True).cast(pl.Int16) for i in range(3))
-    b1, b2 = (b.list.get(i, null_on_oob=True).cast(pl.Int16) for i in range(2))
+    p1, p2, p3 = (pl.col(f"_player_v{i}") for i in range(3))
+    b1, b2, b3 = (pl.col(f"_banker_v{i}") for i in range(3))
     s = s.with_columns(
         ((p1 + p2) % 10).alias("_p2"), ((b1 + b2) % 10).alias("_b2"), p3.alias("_p3"),
-        (p.list.sum() % 10).cast(pl.Int8).alias("_cards_player_total"),
-        (b.list.sum() % 10).cast(pl.Int8).alias("_cards_banker_total"),
+        (pl.sum_horizontal(p1, p2, p3) % 10).cast(pl.Int8).alias("_cards_player_total"),
+        (pl.sum_horizontal(b1, b2, b3) % 10).cast(pl.Int8).alias("_cards_banker_total"),
     )
     natural = (pl.col("_p2") >= 8) | (pl.col("_b2") >= 8)
     player_should = ~natural & (pl.col("_p2") <= 5)
     third = pl.when(pl.col("_player_n") == 3).then(pl.col("_p3")).otherwise(PLAYER_STOOD)
     banker_should = ~natural & (pl.col("_b2") * 11 + third).replace_strict(
-        _BANKER_DRAWS, return_dtype=pl.Boolean)
+        _BANKER_DRAWS, default=False, return_dtype=pl.Boolean)
     pt, bt = pl.col("_cards_player_total"), pl.col("_cards_banker_total")
     from_cards = pl.when(bt > pt).then(pl.lit("B")).when(pt > bt).then(pl.lit("P")) \
         .otherwise(pl.lit("T"))
     rpt, rbt = pl.col("_player_total"), pl.col("_banker_total")
     from_totals = pl.when(rbt > rpt).then(pl.lit("B")).when(rpt > rbt).then(pl.lit("P")) \
         .when(rpt.is_not_null() & rbt.is_not_null()).then(pl.lit("T"))
-    ranks = [pl.col(f"_{side}_codes").list.get(i, null_on_oob=True).str.slice(0, 1)
-             for side in ("player", "banker") for i in range(2)]
     cards_level = pl.col("_level") == "cards"
     return s.with_columns(
         pl.when(has).then(natural).alias("_cards_natural"),
         pl.when(has).then(player_should).alias("_player_should_draw"),
         pl.when(has).then(banker_should).alias("_banker_should_draw"),
         pl.when(has).then(from_cards).alias("_cards_outcome"),
-        pl.when(cards_level).then(ranks[0] == ranks[1]).alias("_cards_player_pair"),
-        pl.when(cards_level).then(ranks[2] == ranks[3]).alias("_cards_banker_pair"),
+        pl.when(cards_level).then(pl.col("_player_c0") // 4 == pl.col("_player_c1") // 4)
+        .alias("_cards_player_pair"),
+        pl.when(cards_level).then(pl.col("_banker_c0") // 4 == pl.col("_banker_c1") // 4)
+        .alias("_cards_banker_pair"),
         pl.coalesce("_outcome", pl.when(has).then(from_cards), from_totals)
         .alias("_final_outcome"),
-    ).with_columns(
-        pl.when(~has).then(None).otherwise(pl.col("_cards_player_total"))
-        .alias("_cards_player_total"),
-        pl.when(~has).then(None).otherwise(pl.col("_cards_banker_total"))
-        .alias("_cards_banker_total"),
+        pl.when(has).then(pt).alias("_cards_player_total"),
+        pl.when(has).then(bt).alias("_cards_banker_total"),
     )
 
 
 def _duplicates(good: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, int]:
     """Drop identical repeats of a coup; quarantine repeats that differ."""
-    content = ["_final_outcome", "_player_codes", "_banker_codes", "_player_total",
-               "_banker_total"]
+    content = ["_final_outcome", *(f"_{side}_c{i}" for side in ("player", "banker")
+                                   for i in range(3)), "_player_total", "_banker_total"]
     keyed = good.with_columns(pl.col("table_id").str.strip_chars(),
                               pl.col("shoe_id").str.strip_chars())
     key = ["table_id", "shoe_id", "_coup"]
+    if not keyed.select(pl.struct(key).is_duplicated().any()).item():
+        return keyed, pl.DataFrame(schema=QUARANTINE_SCHEMA), 0
     first = pl.int_range(pl.len()).over(key) == 0
     keyed = keyed.with_columns(first.alias("_first"),
                                pl.struct(content).hash().alias("_content"))
@@ -273,42 +305,54 @@ def _row_flags(good: pl.DataFrame) -> pl.DataFrame:
     return pl.concat([f.cast(FLAG_SCHEMA) for f in frames])  # type: ignore[arg-type]
 
 
-def _shoe_flags(good: pl.DataFrame, coups: pl.DataFrame, decks: int) -> pl.DataFrame:
+def _shoe_flags(good: pl.DataFrame, decks: int) -> pl.DataFrame:
     """Per-shoe rules: card inventory, numbering gaps and order, time order."""
     per_shoe = good.group_by("_file", "table_id", "shoe_id").agg(
-        pl.col("_row").min().alias("row"),
-        pl.col("_coup").sort().alias("numbers"),
-        (pl.col("_coup").diff().fill_null(1) <= 0).any().alias("unordered"),
-        (pl.col("_dealt_at").sort_by("_coup").diff().dt.total_microseconds() < 0).any()
-        .alias("time_backwards"),
+        pl.col("_row").min().alias("row"), pl.len().alias("n"),
+        pl.col("_coup").min().alias("lo"), pl.col("_coup").max().alias("hi"),
+        (pl.col("_coup").diff() <= 0).any().alias("unordered"),
+        (pl.col("_dealt_at").diff().dt.total_microseconds() < 0).any().alias("time_backwards"),
     )
-    gaps = per_shoe.filter(
-        pl.col("numbers").list.max() - pl.col("numbers").list.min() + 1
-        != pl.col("numbers").list.len())
+
+    def shoe_flag(frame: pl.DataFrame, rule: str, message: pl.Expr) -> pl.DataFrame:
+        return frame.select(pl.col("_file").alias("file"), "row", "table_id", "shoe_id",
+                            pl.lit(None, dtype=pl.Int32).alias("coup"), pl.lit(rule).alias("rule"),
+                            message.alias("message"))
+
     frames = [
-        gaps.select(pl.col("_file").alias("file"), "row", "table_id", "shoe_id",
-                    pl.lit(None, dtype=pl.Int32).alias("coup"), pl.lit("numbering").alias("rule"),
-                    pl.format("coup numbers have gaps ({} coups numbered {}-{})",
-                              pl.col("numbers").list.len(), pl.col("numbers").list.min(),
-                              pl.col("numbers").list.max()).alias("message")),
-        per_shoe.filter(pl.col("unordered")).select(
-            pl.col("_file").alias("file"), "row", "table_id", "shoe_id",
-            pl.lit(None, dtype=pl.Int32).alias("coup"), pl.lit("numbering").alias("rule"),
-            pl.lit("coups are not in order in the file").alias("message")),
-        per_shoe.filter(pl.col("time_backwards").fill_null(False)).select(
-            pl.col("_file").alias("file"), "row", "table_id", "shoe_id",
-            pl.lit(None, dtype=pl.Int32).alias("coup"), pl.lit("timestamp").alias("rule"),
-            pl.lit("timestamps go backwards as the coup numbers rise").alias("message")),
+        shoe_flag(per_shoe.filter(pl.col("hi") - pl.col("lo") + 1 != pl.col("n")), "numbering",
+                  pl.format("coup numbers have gaps ({} coups numbered {}-{})", "n", "lo", "hi")),
+        shoe_flag(per_shoe.filter(pl.col("unordered").fill_null(False)), "numbering",
+                  pl.lit("coups are not in order in the file")),
+        shoe_flag(per_shoe.filter(pl.col("time_backwards").fill_null(False)), "timestamp",
+                  pl.lit("timestamps go backwards in the file")),
+        _inventory(good, decks),
     ]
-    cards = (coups.select("table_id", "shoe_id", "coup",
-                          pl.concat_list("player_cards", "banker_cards").alias("cards"))
-             .filter(pl.col("cards").is_not_null()).explode("cards"))
-    over = (cards.group_by("table_id", "shoe_id", "cards")
-            .agg(pl.len().alias("n"), pl.col("coup").max().alias("coup"))
-            .filter(pl.col("n") > decks))
-    frames.append(over.select(
-        pl.lit(None, dtype=pl.String).alias("file"), pl.lit(None, dtype=pl.Int64).alias("row"),
-        "table_id", "shoe_id", pl.col("coup").cast(pl.Int32), pl.lit("inventory").alias("rule"),
-        pl.format("card {} seen {} times; {} deck(s) hold {}", pl.col("cards").cast(pl.String),
-                  pl.col("n"), pl.lit(decks), pl.lit(decks)).alias("message")))
     return pl.concat([f.cast(FLAG_SCHEMA) for f in frames])  # type: ignore[arg-type]
+
+
+def _inventory(good: pl.DataFrame, decks: int) -> pl.DataFrame:
+    """Cards seen more often in a shoe than its decks hold (counted with numpy)."""
+    cards = good.filter(pl.col("_level") == "cards")
+    if cards.is_empty():
+        return pl.DataFrame(schema=FLAG_SCHEMA)
+    shoe = cards.select(pl.struct("table_id", "shoe_id").rank("dense").cast(pl.Int64) - 1) \
+        .to_series().to_numpy()
+    slots = cards.select([pl.col(f"_{side}_c{i}") for side in ("player", "banker")
+                          for i in range(3)]).to_numpy()
+    present = ~np.isnan(slots.astype(float))
+    index = shoe[:, None] * 52 + np.where(present, slots, 0).astype(np.int64)
+    counts = np.bincount(index[present], minlength=(int(shoe.max()) + 1) * 52)
+    over = np.flatnonzero(counts > decks)
+    if not len(over):
+        return pl.DataFrame(schema=FLAG_SCHEMA)
+    keys = cards.select("table_id", "shoe_id").with_columns(pl.Series("_s", shoe)).unique("_s")
+    found = pl.DataFrame({"_s": over // 52, "card": over % 52, "n": counts[over]})
+    found = found.join(keys, on="_s").with_columns(
+        pl.col("card").cast(pl.UInt8).cat.to(Card).cast(pl.String).alias("card"))
+    return found.select(
+        pl.lit(None, dtype=pl.String).alias("file"), pl.lit(None, dtype=pl.Int64).alias("row"),
+        "table_id", "shoe_id", pl.lit(None, dtype=pl.Int32).alias("coup"),
+        pl.lit("inventory").alias("rule"),
+        pl.format("card {} seen {} times; {} deck(s) hold {}", "card", "n", pl.lit(decks),
+                  pl.lit(decks)).alias("message"))

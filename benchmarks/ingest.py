@@ -1,0 +1,71 @@
+"""Ingest speed: card-level CSV -> validated -> Parquet, against a bare polars round trip.
+
+Run: .venv/bin/python -m benchmarks.ingest [COUPS]
+Target (issue 4): >= 1 million coups/s, and no more than 3x a bare
+``pl.read_csv`` + ``write_parquet`` of the same file in the same run.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import polars as pl
+
+from roads.ingest.readers import ReadOptions
+from roads.ingest.run import ingest
+from roads.parquet_io import scan
+from roads.rules import get_rules
+from roads.simulate import Simulation, write_simulation
+from roads.store.store import Store
+
+
+def card_level_csv(coups: int, path: Path) -> int:
+    """A realistic export: table, shoe, hand number, cards as "9h 4s", result, totals, time."""
+    tmp = path.parent / "sim"
+    write_simulation(Simulation(get_rules("standard-8"), shoes=coups // 81 + 1, seed=21,
+                                tables=20), tmp)
+    frame = scan(tmp, "coups").collect().head(coups)
+    frame.select(
+        pl.col("table_id").alias("Table"), pl.col("shoe_id").alias("Shoe"),
+        pl.col("coup").alias("Hand"),
+        pl.col("player_cards").cast(pl.List(pl.String)).list.join(" ").alias("Player Cards"),
+        pl.col("banker_cards").cast(pl.List(pl.String)).list.join(" ").alias("Banker Cards"),
+        pl.col("outcome").cast(pl.String).replace({"B": "Banker", "P": "Player", "T": "Tie"})
+        .alias("Result"),
+        pl.col("player_total").alias("Player Total"), pl.col("banker_total").alias("Banker Total"),
+        pl.col("dealt_at").dt.to_string("%Y-%m-%dT%H:%M:%SZ").alias("Time"),
+    ).write_csv(path)
+    shutil.rmtree(tmp)
+    return frame.height
+
+
+def main() -> None:
+    coups = int(sys.argv[1]) if len(sys.argv) > 1 else 2_000_000
+    work = Path(tempfile.mkdtemp(prefix="roads-ingest-"))
+    try:
+        source = work / "export.csv"
+        n = card_level_csv(coups, source)
+        start = time.perf_counter()
+        pl.read_csv(source).write_parquet(work / "bare.parquet")
+        bare = time.perf_counter() - start
+        store = Store(work / "store")
+        ingest([work / "warm.csv"] if False else [], store, ReadOptions(), get_rules("standard-8"))
+        start = time.perf_counter()
+        result = ingest([source], store, ReadOptions(), get_rules("standard-8"))
+        ours = time.perf_counter() - start
+        report = result.report["files"][0]
+        assert report["accepted"] == n and report["quarantined"] == 0
+        print(f"card-level CSV ({n:,} coups, {source.stat().st_size / 1e6:.0f} MB) -> validated "
+              f"-> Parquet: {n / ours / 1e6:.2f} M coups/s ({ours:.2f} s); bare polars "
+              f"read_csv + write_parquet {bare:.2f} s -> ratio {ours / bare:.2f}x; "
+              f"flags raised: {report['flagged']}")
+    finally:
+        shutil.rmtree(work)
+
+
+if __name__ == "__main__":
+    main()
