@@ -75,6 +75,7 @@ def test_tsv_dirty_labels_bom_and_a_header_with_a_newline(tmp_path: Path) -> Non
 def test_rows_with_only_totals_or_only_an_outcome(tmp_path: Path) -> None:
     text = "table,shoe,player_total,banker_total,result\nT3,S,6,7,\nT3,S,9,9,\nT3,S,,,P\n"
     store, result = run(tmp_path, [write(tmp_path, "totals.csv", text)])
+    assert result.quarantined == 0
     coups = store.read_coups("T3")
     assert "".join(coups["outcome"]) == "BTP" and coups["coup"].to_list() == [1, 2, 3]
     assert coups["player_cards"].null_count() == 3
@@ -171,6 +172,7 @@ def test_quarantine_keeps_rows_verbatim_with_file_row_and_reason(tmp_path: Path)
 def test_idempotent_and_conflicts_never_overwrite(tmp_path: Path) -> None:
     first = write(tmp_path, "a.csv", HEADER + "T1,S1,1,,,B,,,\nT1,S1,2,,,P,,,\n")
     store, result = run(tmp_path, [first])
+    assert result.report["files"][0]["accepted"] == 2
     again = ingest([first], store, ReadOptions(), get_rules("standard-8"))
     assert "already ingested" in again.report["files"][0]["skipped"]
     overlap = write(tmp_path, "b.csv", HEADER + "T1,S1,2,,,P,,,\nT1,S1,3,,,T,,,\n")
@@ -229,7 +231,7 @@ def test_mapping_and_unusable_files(tmp_path: Path) -> None:
     store, result = run(tmp_path / "m", [path], mapping={"table_id": "Tisch",
                                                          "shoe_id": "Schuh",
                                                          "outcome": "Ergebnis"})
-    assert store.read_coups()["outcome"].to_list() == ["B"]
+    assert result.quarantined == 0 and store.read_coups()["outcome"].to_list() == ["B"]
     with pytest.raises(InputError, match="not in the file: Nope"):
         run(tmp_path / "x", [path], mapping={"outcome": "Nope"})
     with pytest.raises(InputError, match="no such file"):
