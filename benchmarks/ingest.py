@@ -52,8 +52,13 @@ def main() -> None:
         start = time.perf_counter()
         pl.read_csv(source).write_parquet(work / "bare.parquet")
         bare = time.perf_counter() - start
+        warm = work / "warm.csv"
+        warm.write_text("table,shoe,coup,player_cards,banker_cards,time\n"
+                        "W,S,1,9h Kd,5s 2c,2026-01-01T00:00:00Z\n")
+        start = time.perf_counter()
+        ingest([warm], Store(work / "warm"), ReadOptions(), get_rules("standard-8"))
+        cold = time.perf_counter() - start  # loading the compiled kernels, once per process
         store = Store(work / "store")
-        ingest([work / "warm.csv"] if False else [], store, ReadOptions(), get_rules("standard-8"))
         start = time.perf_counter()
         result = ingest([source], store, ReadOptions(), get_rules("standard-8"))
         ours = time.perf_counter() - start
@@ -62,7 +67,7 @@ def main() -> None:
         print(f"card-level CSV ({n:,} coups, {source.stat().st_size / 1e6:.0f} MB) -> validated "
               f"-> Parquet: {n / ours / 1e6:.2f} M coups/s ({ours:.2f} s); bare polars "
               f"read_csv + write_parquet {bare:.2f} s -> ratio {ours / bare:.2f}x; "
-              f"flags raised: {report['flagged']}")
+              f"flags raised: {report['flagged']}; one-off kernel load per process {cold:.2f} s")
     finally:
         shutil.rmtree(work)
 

@@ -167,10 +167,13 @@ def ingest(paths: list[Path], store: Store, options: ReadOptions, rules: RuleSet
                               "rules": rules.name}, name=stem)
             rejected = pl.concat([checked.quarantine, conflict_rows])
             quarantine.append(rejected)
-            flags.append(checked.flags.filter(
-                pl.struct("table_id", "shoe_id", "coup").is_in(
-                    new.select("table_id", "shoe_id", "coup").to_struct().implode())
-                | pl.col("coup").is_null()))
+            row_flags = checked.flags
+            if new.height != checked.coups.height:  # keep only the flags of stored coups
+                row_flags = row_flags.join(
+                    checked.coups.join(new, on=["table_id", "shoe_id", "coup"], how="anti")
+                    .select("table_id", "shoe_id", "coup"),
+                    on=["table_id", "shoe_id", "coup"], how="anti", nulls_equal=False)
+            flags.append(row_flags)
             report = {
                 **entry, "format": fmt, "rows_read": staged.height, "accepted": new.height,
                 "already_stored": already, "duplicate_rows": checked.duplicates,

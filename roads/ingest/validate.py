@@ -1,11 +1,14 @@
-"""Validation of staged rows, vectorised: what can be stored, what breaks a rule, what cannot.
+"""Validation of staged rows: what can be stored, what breaks a rule, what cannot.
 
 A row that cannot be stored (no table or shoe, an unreadable card, a hand of one card, no
-outcome and nothing to derive it from, a duplicate coup number with other content) is
-*quarantined* with its reason and field. A row that can be stored but breaks a rule (an
-illegal draw or stand, totals or outcome not matching the cards, pair or natural flags that
-contradict the cards, a card seen more often than the decks hold, a gap in the numbering, an
-unreadable timestamp) is stored as recorded and *flagged*.
+outcome and nothing to derive it from, an unknown outcome label, a duplicate coup number
+with other content) is *quarantined* with its reason and field. A row that can be stored but
+breaks a rule (an illegal draw or stand, totals or outcome not matching the cards, pair or
+natural flags that contradict the cards, a card seen more often than the decks hold, a gap
+in the numbering, an unreadable timestamp) is stored *as recorded* and *flagged*.
+
+Strings are parsed and rows replayed by the compiled passes of :mod:`roads.ingest.kernel`;
+polars does the rest (labels, grouping, assembling the canonical columns).
 """
 
 from __future__ import annotations
@@ -16,27 +19,26 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from roads.cards import CARD_INDEX
-from roads.engine import NO_CARD
-from roads.ingest.labels import (
-    CARD_SPELLINGS,
-    FALSE_LABELS,
-    OUTCOME_LABELS,
-    TRUE_LABELS,
-    VALUE_TOKENS,
-)
-from roads.schema import Card, conform
+from roads.ingest import kernel as k
+from roads.ingest.labels import FALSE_LABELS, OUTCOME_LABELS, TRUE_LABELS
+from roads.schema import Card, Outcome, conform
 from roads.simulate import _pack_slots
-from roads.tableau import BANKER_DRAWS, PLAYER_STOOD
 
-_BANKER_DRAWS = {b * 11 + p: bool(BANKER_DRAWS[b, p]) for b in range(10) for p in range(11)}
-_BOOLS = {**{t: True for t in TRUE_LABELS}, **{f: False for f in FALSE_LABELS}}
-KEY = ["table_id", "shoe_id", "coup"]
+_OUTCOME_CODE = {label: "BPT".index(code) for label, code in OUTCOME_LABELS.items()}
+_BOOLS = {**{t: 1 for t in TRUE_LABELS}, **{f: 0 for f in FALSE_LABELS}}
 
 FLAG_SCHEMA = {"file": pl.String, "row": pl.Int64, "table_id": pl.String, "shoe_id": pl.String,
                "coup": pl.Int32, "rule": pl.String, "message": pl.String}
 QUARANTINE_SCHEMA = {"file": pl.String, "row": pl.Int64, "field": pl.String,
                      "reason": pl.String, "raw": pl.String}
+_KERNEL_REASONS = {
+    k.Q_PLAYER_BAD: ("player_cards", "unreadable card in the Player hand"),
+    k.Q_BANKER_BAD: ("banker_cards", "unreadable card in the Banker hand"),
+    k.Q_PLAYER_COUNT: ("player_cards", "the Player hand must have two or three cards"),
+    k.Q_BANKER_COUNT: ("banker_cards", "the Banker hand must have two or three cards"),
+    k.Q_ONE_SIDE: ("player_cards", "cards recorded for one side only"),
+    k.Q_NO_OUTCOME: ("outcome", "no outcome, and no cards or totals to derive it from"),
+}
 
 
 @dataclass(frozen=True)
@@ -47,141 +49,177 @@ class Validated:
     duplicates: int  # identical repeated rows dropped
 
 
-#: every accepted spelling of a card -> its index (rank * 4 + suit), one lookup per token
-_CARD_INDEX = {spelling: CARD_INDEX[code] for spelling, code in CARD_SPELLINGS.items()}
-
-
-def _slots(s: pl.DataFrame, side: str) -> pl.DataFrame:
-    """Split a recorded hand into three card slots, flat (no per-row lists: fast).
-
-    Adds ``_{side}_n`` (tokens), ``_{side}_kind`` (none/cards/values/bad), per slot the card
-    index ``_{side}_c{i}`` (rank*4+suit) and point value ``_{side}_v{i}``.
-    """
-    text = (pl.col(f"{side}_cards").str.replace_all(r"[,;|/\s]+", " ").str.strip_chars())
-    s = s.with_columns(
-        pl.when(text == "").then(None).otherwise(text).str.split_exact(" ", 3)
-        .alias(f"_{side}_parts"))
-    tokens = [pl.col(f"_{side}_parts").struct.field(f"field_{i}") for i in range(4)]
-    exprs: list[pl.Expr] = [
-        pl.sum_horizontal([t.is_not_null().cast(pl.Int8) for t in tokens]).alias(f"_{side}_n")]
-    for i in range(3):
-        exprs += [
-            tokens[i].replace_strict(_CARD_INDEX, default=None, return_dtype=pl.Int16)
-            .alias(f"_{side}_c{i}"),
-            tokens[i].replace_strict(VALUE_TOKENS, default=None, return_dtype=pl.Int16)
-            .alias(f"_{side}_d{i}"),
-            tokens[i].is_not_null().alias(f"_{side}_p{i}"),
-        ]
-    s = s.with_columns(exprs)
-    present = [pl.col(f"_{side}_p{i}") for i in range(3)]
-    all_cards = pl.all_horizontal([~p | pl.col(f"_{side}_c{i}").is_not_null()
-                                   for i, p in enumerate(present)])
-    all_values = pl.all_horizontal([~p | pl.col(f"_{side}_d{i}").is_not_null()
-                                    for i, p in enumerate(present)])
-    kind = (pl.when(pl.col(f"_{side}_n") == 0).then(pl.lit("none"))
-            .when(all_cards).then(pl.lit("cards"))
-            .when(all_values).then(pl.lit("values")).otherwise(pl.lit("bad")))
-    s = s.with_columns(kind.alias(f"_{side}_kind"))
-    points = []
-    for i in range(3):
-        card = pl.col(f"_{side}_c{i}")
-        card_points = pl.when(card // 4 < 9).then(card // 4 + 1).otherwise(0)
-        points.append(pl.when(pl.col(f"_{side}_kind") == "cards").then(card_points)
-                      .when(pl.col(f"_{side}_kind") == "values").then(pl.col(f"_{side}_d{i}"))
-                      .alias(f"_{side}_v{i}"))
-    return s.with_columns(*points)
-
-
-def _bool(column: str) -> pl.Expr:
+def _code(column: str, mapping: dict[str, int], missing: int = -1, unknown: int = -2) -> pl.Expr:
+    """A label column as an int code: ``missing`` when empty, ``unknown`` when unrecognised."""
     text = pl.col(column).str.strip_chars().str.to_lowercase()
-    return text.replace_strict(_BOOLS, default=None, return_dtype=pl.Boolean).alias(f"_{column}")
+    return (pl.when(text.is_null() | (text == "")).then(missing)
+            .otherwise(text.replace_strict(mapping, default=unknown, return_dtype=pl.Int8)))
 
 
 def _int(column: str) -> pl.Expr:
-    return pl.col(column).str.strip_chars().cast(pl.Int64, strict=False).alias(f"_{column}")
+    return pl.col(column).str.strip_chars().cast(pl.Int64, strict=False)
+
+
+#: Timestamp layouts tried in order on a sample; the first that reads it all is used for the
+#: column (inferring per value is ten times slower). Naive times are taken as UTC.
+TIME_FORMATS = (
+    "%Y-%m-%dT%H:%M:%SZ", "%Y-%m-%dT%H:%M:%S%.fZ", "%Y-%m-%dT%H:%M:%S%:z",
+    "%Y-%m-%dT%H:%M:%S%.f%:z", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M:%S%.f",
+    "%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%:z",
+    "%Y-%m-%d %H:%M:%S%.f%:z", "%Y/%m/%d %H:%M:%S", "%d/%m/%Y %H:%M:%S", "%d.%m.%Y %H:%M:%S",
+)
+
+
+def _as_utc(parsed: pl.Series) -> pl.Series:
+    dtype = parsed.dtype
+    if isinstance(dtype, pl.Datetime) and dtype.time_zone is not None:
+        return parsed.dt.convert_time_zone("UTC")
+    return parsed.dt.replace_time_zone("UTC")
+
+
+def parse_times(text: pl.Series) -> pl.Series:
+    """Timestamps to Datetime(us, UTC); unreadable values become null (and are flagged)."""
+    clean = text.str.strip_chars()
+    clean = clean.set(clean == "", None)
+    sample = clean.drop_nulls().head(1000)
+    if sample.is_empty():
+        return pl.Series(text.name, [None] * len(text), dtype=pl.Datetime("us", "UTC"))
+    for fmt in TIME_FORMATS:
+        trial = sample.str.to_datetime(fmt, strict=False, time_unit="us")
+        if trial.null_count() == 0:
+            full = _as_utc(clean.str.to_datetime(fmt, strict=False, time_unit="us"))
+            break
+    else:
+        full = pl.Series(text.name, [None] * len(text), dtype=pl.Datetime("us", "UTC"))
+    missed = full.is_null() & clean.is_not_null()
+    if missed.any():  # a few rows in another layout: infer for those rows only
+        others = clean.filter(missed).str.to_datetime(strict=False, time_unit="us",
+                                                      time_zone="UTC")
+        full = full.scatter(missed.arg_true(), others)
+    return full.cast(pl.Datetime("us", "UTC"))
+
+
+def _card_list(slots: np.ndarray, keep: np.ndarray, name: str) -> pl.Series:
+    """Canonical List(card) from (rows, 3) slots (NONE where empty); null where not ``keep``."""
+    offsets, values = _pack_slots(np.ascontiguousarray(slots), 0, 3)
+    lists = pa.LargeListArray.from_arrays(pa.array(offsets), pa.array(values, pa.uint8()),
+                                          mask=pa.array(~keep))
+    return pl.Series(name, lists).list.eval(pl.element().cat.to(Card))
 
 
 def validate(staged: pl.DataFrame, decks: int) -> Validated:
     """Split staged rows into stored coups (with flags) and quarantined rows."""
-    s = _slots(_slots(staged, "player"), "banker").with_columns(
-        pl.col("outcome").str.strip_chars().str.to_lowercase()
-        .replace_strict(OUTCOME_LABELS, default=None).alias("_outcome"),
-        _int("player_total"), _int("banker_total"), _int("coup"),
-        _bool("natural"), _bool("player_pair"), _bool("banker_pair"),
-        pl.col("dealt_at").str.strip_chars().str.replace(r"Z$", "+00:00")
-        .str.to_datetime(time_zone="UTC", strict=False, time_unit="us").alias("_dealt_at"),
+    n = staged.height
+    p_cards, p_values, p_count, p_kind = k.hands(staged["player_cards"].to_arrow())
+    b_cards, b_values, b_count, b_kind = k.hands(staged["banker_cards"].to_arrow())
+    parsed = staged.select(
+        _code("outcome", _OUTCOME_CODE).alias("outcome"),
+        *(_int(c).fill_null(-1).clip(-1, 99).cast(pl.Int16).alias(c)
+          for c in ("player_total", "banker_total")),
+        *(_code(c, _BOOLS, unknown=-1).alias(c) for c in ("natural", "player_pair",
+                                                          "banker_pair")),
     )
-    s = _tableau(s)
+    outcome_code = parsed["outcome"].to_numpy()
+    recorded = {c: parsed[c].to_numpy().astype(np.int16) for c in parsed.columns}
+    out = {name: np.empty(n, dtype=np.int16) for name in (
+        "final_outcome", "cards_p_total", "cards_b_total", "cards_natural", "cards_p_pair",
+        "cards_b_pair")}
+    flags = np.empty(n, dtype=np.int32)
+    reason = np.empty(n, dtype=np.int8)
+    level = np.empty(n, dtype=np.int8)
+    k.check_rows(p_values, p_cards, p_count, p_kind, b_values, b_cards, b_count, b_kind,
+                 np.where(outcome_code == -2, -1, outcome_code).astype(np.int16),
+                 recorded["player_total"], recorded["banker_total"], recorded["natural"],
+                 recorded["player_pair"], recorded["banker_pair"], out["final_outcome"],
+                 out["cards_p_total"], out["cards_b_total"], out["cards_natural"],
+                 out["cards_p_pair"], out["cards_b_pair"], flags, reason, level)
+    s = staged.with_columns(
+        pl.col("table_id").str.strip_chars(), pl.col("shoe_id").str.strip_chars(),
+        _int("coup").alias("_coup"),
+        parse_times(staged["dealt_at"]).alias("_dealt_at"),
+        pl.struct("table_id", "shoe_id").hash().alias("_shoe_key"),
+        pl.Series("_outcome_code", outcome_code), pl.Series("_kernel_reason", reason),
+        pl.Series("_flags", flags), pl.Series("_level", level),
+        pl.Series("_index", np.arange(n)),
+    )
     # -- rows that cannot be stored ----------------------------------------------------------
-    reasons = [
-        (pl.col("table_id").is_null() | (pl.col("table_id").str.strip_chars() == ""),
-         "table_id", "no table (give a table column or --table)"),
-        (pl.col("shoe_id").is_null() | (pl.col("shoe_id").str.strip_chars() == ""),
-         "shoe_id", "no shoe (give a shoe column or --shoe)"),
-        ((pl.col("_player_kind") == "bad"), "player_cards", "unreadable card in the Player hand"),
-        ((pl.col("_banker_kind") == "bad"), "banker_cards", "unreadable card in the Banker hand"),
-        ((pl.col("_player_kind") != "none") & ~pl.col("_player_n").is_between(2, 3),
-         "player_cards", "the Player hand must have two or three cards"),
-        ((pl.col("_banker_kind") != "none") & ~pl.col("_banker_n").is_between(2, 3),
-         "banker_cards", "the Banker hand must have two or three cards"),
-        ((pl.col("_player_kind") == "none") != (pl.col("_banker_kind") == "none"),
-         "player_cards", "cards recorded for one side only"),
+    reasons: list[tuple[pl.Expr, str, str]] = [
+        (pl.col("table_id").is_null() | (pl.col("table_id") == ""), "table_id",
+         "no table (give a table column or --table)"),
+        (pl.col("shoe_id").is_null() | (pl.col("shoe_id") == ""), "shoe_id",
+         "no shoe (give a shoe column or --shoe)"),
+        *((pl.col("_kernel_reason") == code, f, text)
+          for code, (f, text) in _KERNEL_REASONS.items() if code != k.Q_NO_OUTCOME),
         (pl.col("coup").is_not_null() & (pl.col("coup").str.strip_chars() != "")
          & pl.col("_coup").is_null(), "coup", "coup number is not a whole number"),
-        (pl.col("outcome").is_not_null() & pl.col("_outcome").is_null(),
-         "outcome", "unknown outcome label"),
-        (pl.col("_final_outcome").is_null(), "outcome",
-         "no outcome, and no cards or totals to derive it from"),
+        (pl.col("outcome").str.starts_with("invalid "), "outcome", "invalid line"),
+        (pl.col("_outcome_code") == -2, "outcome", "unknown outcome label"),
+        (pl.col("_kernel_reason") == k.Q_NO_OUTCOME, "outcome",
+         _KERNEL_REASONS[k.Q_NO_OUTCOME][1]),
     ]
-    reason = pl.lit(None, dtype=pl.String)
+    why = pl.lit(None, dtype=pl.String)
     where = pl.lit(None, dtype=pl.String)
     for condition, column, text in reversed(reasons):
-        reason = pl.when(condition).then(pl.lit(text)).otherwise(reason)
+        message = pl.col("outcome") if text == "invalid line" else pl.lit(text)
+        why = pl.when(condition).then(message).otherwise(why)
         where = pl.when(condition).then(pl.lit(column)).otherwise(where)
-    s = s.with_columns(reason.alias("_reason"), where.alias("_field"))
-    # Shoe-line readers put their own reason in ``outcome`` for lines they could not split.
-    s = s.with_columns(
-        pl.when(pl.col("outcome").str.starts_with("invalid "))
-        .then(pl.col("outcome")).otherwise(pl.col("_reason")).alias("_reason"))
-    bad = s.filter(pl.col("_reason").is_not_null())
-    good = s.filter(pl.col("_reason").is_null())
+    s = s.with_columns(why.alias("_reason"), where.alias("_field"))
+    rejected = s["_reason"].is_not_null()
+    if rejected.any():
+        bad, good = s.filter(rejected), s.filter(~rejected)
+    else:  # the usual case: nothing to split off, no copies
+        bad, good = s.clear(), s
     # Coup numbers missing altogether: number rows in file order within their shoe.
+    if good["_coup"].null_count():
+        good = good.with_columns(pl.coalesce(
+            "_coup", pl.int_range(1, pl.len() + 1).over("_file", "table_id", "shoe_id")))
+    index = good["_index"].to_numpy()
+    if len(index) == n:
+        index = slice(None)  # type: ignore[assignment]  # every row kept: no gathers
     good = good.with_columns(
-        pl.coalesce("_coup", pl.int_range(1, pl.len() + 1).over("_file", "table_id", "shoe_id"))
-        .alias("_coup"))
+        *(pl.Series(f"_{name}", arr[index]) for name, arr in out.items()),
+        *(pl.Series(f"_rec_{name}", arr[index]) for name, arr in recorded.items()),
+        *(pl.Series(f"_p{i}", p_cards[index, i]) for i in range(3)),
+        *(pl.Series(f"_b{i}", b_cards[index, i]) for i in range(3)),
+        *(pl.Series(f"_pv{i}", p_values[index, i]) for i in range(2)),
+        *(pl.Series(f"_bv{i}", b_values[index, i]) for i in range(2)))
     good, dup_bad, duplicates = _duplicates(good)
-    coups = good.select(
-        pl.col("table_id").str.strip_chars(), pl.col("shoe_id").str.strip_chars(),
-        pl.col("_coup").alias("coup"), pl.col("_final_outcome").alias("outcome"),
-        _card_list(good, "player").alias("player_cards"),
-        _card_list(good, "banker").alias("banker_cards"),
-        pl.coalesce("_player_total", "_cards_player_total").alias("player_total"),
-        pl.coalesce("_banker_total", "_cards_banker_total").alias("banker_total"),
-        pl.coalesce("_natural", "_cards_natural").alias("natural"),
-        pl.coalesce("_player_pair", "_cards_player_pair").alias("player_pair"),
-        pl.coalesce("_banker_pair", "_cards_banker_pair").alias("banker_pair"),
-        pl.col("_dealt_at").alias("dealt_at"), pl.lit("import").alias("source"),
-    )
-    canonical = conform(coups, "coups")
-    flags = pl.concat([_row_flags(good), _shoe_flags(good, decks)])
+    coups = _canonical(good, p_cards, b_cards)
+    flag_rows = pl.concat([_row_flags(good), _shoe_flags(good, decks)])
     quarantine = pl.concat([
         bad.select(pl.col("_file").alias("file"), pl.col("_row").alias("row"),
                    pl.col("_field").alias("field"), pl.col("_reason").alias("reason"),
                    _raw().alias("raw")),
         dup_bad,
     ])
-    return Validated(canonical, flags, quarantine, duplicates)
+    return Validated(coups, flag_rows, quarantine, duplicates)
 
 
-def _card_list(frame: pl.DataFrame, side: str) -> pl.Series:
-    """Canonical List(card) from the three slot columns, packed without per-row objects."""
-    cards_level = (frame["_level"] == "cards").to_numpy()
-    slots = frame.select([pl.col(f"_{side}_c{i}").fill_null(NO_CARD).cast(pl.UInt8)
-                          for i in range(3)]).to_numpy()
-    offsets, values = _pack_slots(np.ascontiguousarray(slots), 0, 3)
-    lists = pa.LargeListArray.from_arrays(pa.array(offsets), pa.array(values, pa.uint8()),
-                                          mask=pa.array(~cards_level))
-    return pl.Series(f"{side}_cards", lists).list.eval(pl.element().cat.to(Card))
+def _canonical(good: pl.DataFrame, p_cards: np.ndarray, b_cards: np.ndarray) -> pl.DataFrame:
+    """The canonical coups: recorded values where recorded, else what the cards say."""
+    index = good["_index"].to_numpy()
+    if len(index) == len(p_cards):
+        index = slice(None)  # type: ignore[assignment]
+    keep = good["_level"].to_numpy() == 1
+
+    def pick(recorded: str, derived: str, dtype: pl.DataType) -> pl.Expr:
+        value = pl.when(pl.col(recorded) >= 0).then(pl.col(recorded)) \
+            .when(pl.col(derived) >= 0).then(pl.col(derived))
+        return value.cast(dtype)
+
+    coups = good.select(
+        "table_id", "shoe_id", pl.col("_coup").alias("coup"),
+        pl.col("_final_outcome").cast(pl.UInt8).cat.to(Outcome).alias("outcome"),
+        _card_list(p_cards[index], keep, "player_cards"),
+        _card_list(b_cards[index], keep, "banker_cards"),
+        pick("_rec_player_total", "_cards_p_total", pl.Int8()).alias("player_total"),
+        pick("_rec_banker_total", "_cards_b_total", pl.Int8()).alias("banker_total"),
+        pick("_rec_natural", "_cards_natural", pl.Boolean()).alias("natural"),
+        pick("_rec_player_pair", "_cards_p_pair", pl.Boolean()).alias("player_pair"),
+        pick("_rec_banker_pair", "_cards_b_pair", pl.Boolean()).alias("banker_pair"),
+        pl.col("_dealt_at").alias("dealt_at"), pl.lit("import").alias("source"),
+    )
+    return conform(coups, "coups")
 
 
 def _raw() -> pl.Expr:
@@ -190,62 +228,17 @@ def _raw() -> pl.Expr:
     return pl.coalesce("_raw", pl.struct(fields).struct.json_encode())
 
 
-def _tableau(s: pl.DataFrame) -> pl.DataFrame:
-    """Replay the tableau on every row with cards or values; derive what the cards say."""
-    level = (pl.when((pl.col("_player_kind") == "cards") & (pl.col("_banker_kind") == "cards"))
-             .then(pl.lit("cards"))
-             .when(pl.col("_player_kind").is_in(["cards", "values"])
-                   & pl.col("_banker_kind").is_in(["cards", "values"]))
-             .then(pl.lit("values")).otherwise(pl.lit("none")))
-    s = s.with_columns(level.alias("_level"))
-    has = pl.col("_level") != "none"
-    p1, p2, p3 = (pl.col(f"_player_v{i}") for i in range(3))
-    b1, b2, b3 = (pl.col(f"_banker_v{i}") for i in range(3))
-    s = s.with_columns(
-        ((p1 + p2) % 10).alias("_p2"), ((b1 + b2) % 10).alias("_b2"), p3.alias("_p3"),
-        (pl.sum_horizontal(p1, p2, p3) % 10).cast(pl.Int8).alias("_cards_player_total"),
-        (pl.sum_horizontal(b1, b2, b3) % 10).cast(pl.Int8).alias("_cards_banker_total"),
-    )
-    natural = (pl.col("_p2") >= 8) | (pl.col("_b2") >= 8)
-    player_should = ~natural & (pl.col("_p2") <= 5)
-    third = pl.when(pl.col("_player_n") == 3).then(pl.col("_p3")).otherwise(PLAYER_STOOD)
-    banker_should = ~natural & (pl.col("_b2") * 11 + third).replace_strict(
-        _BANKER_DRAWS, default=False, return_dtype=pl.Boolean)
-    pt, bt = pl.col("_cards_player_total"), pl.col("_cards_banker_total")
-    from_cards = pl.when(bt > pt).then(pl.lit("B")).when(pt > bt).then(pl.lit("P")) \
-        .otherwise(pl.lit("T"))
-    rpt, rbt = pl.col("_player_total"), pl.col("_banker_total")
-    from_totals = pl.when(rbt > rpt).then(pl.lit("B")).when(rpt > rbt).then(pl.lit("P")) \
-        .when(rpt.is_not_null() & rbt.is_not_null()).then(pl.lit("T"))
-    cards_level = pl.col("_level") == "cards"
-    return s.with_columns(
-        pl.when(has).then(natural).alias("_cards_natural"),
-        pl.when(has).then(player_should).alias("_player_should_draw"),
-        pl.when(has).then(banker_should).alias("_banker_should_draw"),
-        pl.when(has).then(from_cards).alias("_cards_outcome"),
-        pl.when(cards_level).then(pl.col("_player_c0") // 4 == pl.col("_player_c1") // 4)
-        .alias("_cards_player_pair"),
-        pl.when(cards_level).then(pl.col("_banker_c0") // 4 == pl.col("_banker_c1") // 4)
-        .alias("_cards_banker_pair"),
-        pl.coalesce("_outcome", pl.when(has).then(from_cards), from_totals)
-        .alias("_final_outcome"),
-        pl.when(has).then(pt).alias("_cards_player_total"),
-        pl.when(has).then(bt).alias("_cards_banker_total"),
-    )
-
-
 def _duplicates(good: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, int]:
     """Drop identical repeats of a coup; quarantine repeats that differ."""
-    content = ["_final_outcome", *(f"_{side}_c{i}" for side in ("player", "banker")
-                                   for i in range(3)), "_player_total", "_banker_total"]
-    keyed = good.with_columns(pl.col("table_id").str.strip_chars(),
-                              pl.col("shoe_id").str.strip_chars())
     key = ["table_id", "shoe_id", "_coup"]
-    if not keyed.select(pl.struct(key).is_duplicated().any()).item():
-        return keyed, pl.DataFrame(schema=QUARANTINE_SCHEMA), 0
-    first = pl.int_range(pl.len()).over(key) == 0
-    keyed = keyed.with_columns(first.alias("_first"),
-                               pl.struct(content).hash().alias("_content"))
+    hashed = good.select(pl.struct("_shoe_key", "_coup").hash()).to_series().to_numpy()
+    ordered = np.sort(hashed)
+    if not (ordered[1:] == ordered[:-1]).any():  # no repeated (table, shoe, coup)
+        return good, pl.DataFrame(schema=QUARANTINE_SCHEMA), 0
+    content = ["_final_outcome", "_p0", "_p1", "_p2", "_b0", "_b1", "_b2",
+               "_rec_player_total", "_rec_banker_total"]
+    keyed = good.with_columns((pl.int_range(pl.len()).over(key) == 0).alias("_first"),
+                              pl.struct(content).hash().alias("_content"))
     keyed = keyed.with_columns(
         (pl.col("_content") == pl.col("_content").first().over(key)).alias("_same"))
     repeats = keyed.filter(~pl.col("_first"))
@@ -258,101 +251,107 @@ def _duplicates(good: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, int]:
 
 
 def _row_flags(good: pl.DataFrame) -> pl.DataFrame:
-    has = pl.col("_level") != "none"
+    """One flag row per broken rule per coup (from the kernel's bitmask)."""
+    bit = pl.col("_flags")
+    drew = {"p": pl.when(pl.col("_p2") != k.NONE).then(pl.lit("drew")).otherwise(pl.lit("stood")),
+            "b": pl.when(pl.col("_b2") != k.NONE).then(pl.lit("drew")).otherwise(pl.lit("stood"))}
+    outcome_name = {0: "B", 1: "P", 2: "T"}
     rules = [
-        (has & ((pl.col("_player_n") == 3) != pl.col("_player_should_draw")),
-         "tableau", pl.format("the Player {} on {} against the tableau",
-                              pl.when(pl.col("_player_n") == 3).then(pl.lit("drew"))
-                              .otherwise(pl.lit("stood")), pl.col("_p2"))),
-        (has & ((pl.col("_banker_n") == 3) != pl.col("_banker_should_draw")),
-         "tableau", pl.format("the Banker {} on {} against the tableau",
-                              pl.when(pl.col("_banker_n") == 3).then(pl.lit("drew"))
-                              .otherwise(pl.lit("stood")), pl.col("_b2"))),
-        (has & pl.col("_outcome").is_not_null()
-         & (pl.col("_outcome") != pl.col("_cards_outcome")),
-         "outcome", pl.format("outcome {} does not match the cards ({})", pl.col("_outcome"),
-                              pl.col("_cards_outcome"))),
-        (has & pl.col("_player_total").is_not_null()
-         & (pl.col("_player_total") != pl.col("_cards_player_total")),
-         "total", pl.format("Player total {} does not match the cards ({})",
-                            pl.col("_player_total"), pl.col("_cards_player_total"))),
-        (has & pl.col("_banker_total").is_not_null()
-         & (pl.col("_banker_total") != pl.col("_cards_banker_total")),
-         "total", pl.format("Banker total {} does not match the cards ({})",
-                            pl.col("_banker_total"), pl.col("_cards_banker_total"))),
-        (has & pl.col("_natural").is_not_null()
-         & (pl.col("_natural") != pl.col("_cards_natural")),
-         "natural", pl.lit("natural flag contradicts the cards")),
-        (pl.col("_player_pair").is_not_null() & pl.col("_cards_player_pair").is_not_null()
-         & (pl.col("_player_pair") != pl.col("_cards_player_pair")),
-         "pair", pl.lit("Player pair flag contradicts the cards")),
-        (pl.col("_banker_pair").is_not_null() & pl.col("_cards_banker_pair").is_not_null()
-         & (pl.col("_banker_pair") != pl.col("_cards_banker_pair")),
-         "pair", pl.lit("Banker pair flag contradicts the cards")),
-        (pl.col("_level") == "values", "value-level",
-         pl.lit("point values only: no pair information")),
-        (pl.col("dealt_at").is_not_null() & (pl.col("dealt_at").str.strip_chars() != "")
-         & pl.col("_dealt_at").is_null(),
-         "timestamp", pl.format("unreadable timestamp {}", pl.col("dealt_at"))),
+        (k.F_PLAYER_TABLEAU, "tableau",
+         pl.format("the Player {} on {} against the tableau", drew["p"],
+                   pl.col("_two_p"))),
+        (k.F_BANKER_TABLEAU, "tableau",
+         pl.format("the Banker {} on {} against the tableau", drew["b"],
+                   pl.col("_two_b"))),
+        (k.F_OUTCOME, "outcome",
+         pl.format("outcome {} does not match the cards ({})",
+                   pl.col("_outcome_code").replace_strict(outcome_name, return_dtype=pl.String),
+                   pl.col("_derived").replace_strict(outcome_name, default="?",
+                                                     return_dtype=pl.String))),
+        (k.F_PLAYER_TOTAL, "total", pl.format("Player total {} does not match the cards ({})",
+                                              "_rec_player_total", "_cards_p_total")),
+        (k.F_BANKER_TOTAL, "total", pl.format("Banker total {} does not match the cards ({})",
+                                              "_rec_banker_total", "_cards_b_total")),
+        (k.F_NATURAL, "natural", pl.lit("natural flag contradicts the cards")),
+        (k.F_PLAYER_PAIR, "pair", pl.lit("Player pair flag contradicts the cards")),
+        (k.F_BANKER_PAIR, "pair", pl.lit("Banker pair flag contradicts the cards")),
+        (k.F_VALUE_LEVEL, "value-level", pl.lit("point values only: no pair information")),
     ]
-    frames = [
-        good.filter(condition.fill_null(False)).select(
-            pl.col("_file").alias("file"), pl.col("_row").alias("row"), "table_id", "shoe_id",
-            pl.col("_coup").cast(pl.Int32).alias("coup"), pl.lit(rule).alias("rule"),
-            message.alias("message"))
-        for condition, rule, message in rules
-    ]
-    return pl.concat([f.cast(FLAG_SCHEMA) for f in frames])  # type: ignore[arg-type]
+    flagged = good.filter(bit != 0)
+    frames = []
+    if not flagged.is_empty():
+        # Two-card totals and the outcome the cards give, only for the few flagged rows.
+        flagged = flagged.with_columns(
+            pl.when(pl.col("_cards_p_total") > pl.col("_cards_b_total")).then(1)
+            .when(pl.col("_cards_b_total") > pl.col("_cards_p_total")).then(0)
+            .otherwise(2).alias("_derived"),
+            _two_card_total("_p").alias("_two_p"), _two_card_total("_b").alias("_two_b"))
+        for position, rule, message in rules:
+            hit = flagged.filter((bit & (1 << position)) != 0)
+            frames.append(_flag_frame(hit, rule, message))
+    unreadable = good.filter(pl.col("dealt_at").is_not_null()
+                             & (pl.col("dealt_at").str.strip_chars() != "")
+                             & pl.col("_dealt_at").is_null())
+    frames.append(_flag_frame(unreadable, "timestamp",
+                              pl.format("unreadable timestamp {}", pl.col("dealt_at"))))
+    return pl.concat(frames)
+
+
+def _two_card_total(prefix: str) -> pl.Expr:
+    """The side's two-card total (what its draw depends on), from the point values."""
+    return ((pl.col(f"{prefix}v0") + pl.col(f"{prefix}v1")) % 10).cast(pl.String)
+
+
+def _flag_frame(rows: pl.DataFrame, rule: str, message: pl.Expr) -> pl.DataFrame:
+    return rows.select(
+        pl.col("_file").alias("file"), pl.col("_row").alias("row"), "table_id", "shoe_id",
+        pl.col("_coup").cast(pl.Int32).alias("coup"), pl.lit(rule).alias("rule"),
+        message.alias("message")).cast(FLAG_SCHEMA)  # type: ignore[arg-type]
 
 
 def _shoe_flags(good: pl.DataFrame, decks: int) -> pl.DataFrame:
-    """Per-shoe rules: card inventory, numbering gaps and order, time order."""
-    per_shoe = good.group_by("_file", "table_id", "shoe_id").agg(
-        pl.col("_row").min().alias("row"), pl.len().alias("n"),
-        pl.col("_coup").min().alias("lo"), pl.col("_coup").max().alias("hi"),
-        (pl.col("_coup").diff() <= 0).any().alias("unordered"),
-        (pl.col("_dealt_at").diff().dt.total_microseconds() < 0).any().alias("time_backwards"),
-    )
+    """Per-shoe rules in one compiled pass: numbering gaps and order, time order, inventory.
+
+    Shoes are told apart per input file (a shoe split over two files is checked per file).
+    """
+    if good.is_empty():
+        return pl.DataFrame(schema=FLAG_SCHEMA)
+    ids = good.select(pl.struct("_file", "_shoe_key").rank("dense").cast(pl.Int64) - 1) \
+        .to_series().to_numpy()
+    n_shoes = int(ids.max()) + 1
+    times = good["_dealt_at"]
+    stats = np.empty((n_shoes, 6), dtype=np.int64)
+    counts = np.zeros((n_shoes, 52), dtype=np.int32)
+    slots = good.select("_p0", "_p1", "_p2", "_b0", "_b1", "_b2").to_numpy()
+    k.shoe_checks(ids, good["_coup"].to_numpy().astype(np.int64),
+                  times.dt.epoch("us").fill_null(0).to_numpy(),
+                  times.is_not_null().to_numpy(), np.ascontiguousarray(slots[:, :3]),
+                  np.ascontiguousarray(slots[:, 3:]), (good["_level"] == 1).to_numpy(),
+                  n_shoes, decks, stats, counts)
+    first = stats[:, 0]
+    shoes = good.select(pl.col("_file").alias("file"), pl.col("_row").alias("row"),
+                        "table_id", "shoe_id")[first]
+    per_shoe = shoes.with_columns(
+        pl.Series("n", stats[:, 1]), pl.Series("lo", stats[:, 2]), pl.Series("hi", stats[:, 3]),
+        pl.Series("unordered", stats[:, 4] == 1), pl.Series("backwards", stats[:, 5] == 1))
 
     def shoe_flag(frame: pl.DataFrame, rule: str, message: pl.Expr) -> pl.DataFrame:
-        return frame.select(pl.col("_file").alias("file"), "row", "table_id", "shoe_id",
+        return frame.select("file", "row", "table_id", "shoe_id",
                             pl.lit(None, dtype=pl.Int32).alias("coup"), pl.lit(rule).alias("rule"),
-                            message.alias("message"))
+                            message.alias("message")).cast(FLAG_SCHEMA)  # type: ignore[arg-type]
 
-    frames = [
+    shoe_of, card = np.nonzero(counts > decks)
+    inventory = per_shoe[shoe_of].with_columns(
+        pl.Series("card", card.astype(np.uint8)).cat.to(Card).cast(pl.String),
+        pl.Series("seen", counts[shoe_of, card]))
+    return pl.concat([
         shoe_flag(per_shoe.filter(pl.col("hi") - pl.col("lo") + 1 != pl.col("n")), "numbering",
                   pl.format("coup numbers have gaps ({} coups numbered {}-{})", "n", "lo", "hi")),
-        shoe_flag(per_shoe.filter(pl.col("unordered").fill_null(False)), "numbering",
+        shoe_flag(per_shoe.filter("unordered"), "numbering",
                   pl.lit("coups are not in order in the file")),
-        shoe_flag(per_shoe.filter(pl.col("time_backwards").fill_null(False)), "timestamp",
+        shoe_flag(per_shoe.filter("backwards"), "timestamp",
                   pl.lit("timestamps go backwards in the file")),
-        _inventory(good, decks),
-    ]
-    return pl.concat([f.cast(FLAG_SCHEMA) for f in frames])  # type: ignore[arg-type]
-
-
-def _inventory(good: pl.DataFrame, decks: int) -> pl.DataFrame:
-    """Cards seen more often in a shoe than its decks hold (counted with numpy)."""
-    cards = good.filter(pl.col("_level") == "cards")
-    if cards.is_empty():
-        return pl.DataFrame(schema=FLAG_SCHEMA)
-    shoe = cards.select(pl.struct("table_id", "shoe_id").rank("dense").cast(pl.Int64) - 1) \
-        .to_series().to_numpy()
-    slots = cards.select([pl.col(f"_{side}_c{i}") for side in ("player", "banker")
-                          for i in range(3)]).to_numpy()
-    present = ~np.isnan(slots.astype(float))
-    index = shoe[:, None] * 52 + np.where(present, slots, 0).astype(np.int64)
-    counts = np.bincount(index[present], minlength=(int(shoe.max()) + 1) * 52)
-    over = np.flatnonzero(counts > decks)
-    if not len(over):
-        return pl.DataFrame(schema=FLAG_SCHEMA)
-    keys = cards.select("table_id", "shoe_id").with_columns(pl.Series("_s", shoe)).unique("_s")
-    found = pl.DataFrame({"_s": over // 52, "card": over % 52, "n": counts[over]})
-    found = found.join(keys, on="_s").with_columns(
-        pl.col("card").cast(pl.UInt8).cat.to(Card).cast(pl.String).alias("card"))
-    return found.select(
-        pl.lit(None, dtype=pl.String).alias("file"), pl.lit(None, dtype=pl.Int64).alias("row"),
-        "table_id", "shoe_id", pl.lit(None, dtype=pl.Int32).alias("coup"),
-        pl.lit("inventory").alias("rule"),
-        pl.format("card {} seen {} times; {} deck(s) hold {}", "card", "n", pl.lit(decks),
-                  pl.lit(decks)).alias("message"))
+        shoe_flag(inventory, "inventory",
+                  pl.format("card {} seen {} times; {} deck(s) hold {}", "card", "seen",
+                            pl.lit(decks), pl.lit(decks))),
+    ])

@@ -18,6 +18,7 @@ import json
 import os
 import re
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
@@ -70,15 +71,17 @@ class Store:
             if table == "shoes":
                 dated = dated.with_columns(
                     pl.coalesce("day", pl.col("started_at").dt.date()).alias("day"))
+            meta = provenance(table=table, **metadata)
+            jobs = []
             for (d,), part in dated.group_by("day", maintain_order=True):
                 label = d.isoformat() if isinstance(d, date) else UNDATED
                 path = self.root / table / f"date={label}" / f"part-{stem}.parquet"
-                meta = provenance(table=table, **metadata)
-                with AtomicParquetWriter(path, table, meta) as writer:
-                    writer.write(part.drop("day").sort("table_id", "shoe_id",
-                                                       *(["coup"] if table == "coups" else []))
-                                 .to_arrow())
+                jobs.append((path, part.drop("day")))
                 written.append(path)
+            # One file per day; the writes (and their fsyncs) run side by side.
+            with ThreadPoolExecutor(max_workers=8) as pool:
+                list(pool.map(_write, [j[0] for j in jobs], [table] * len(jobs),
+                              [j[1] for j in jobs], [meta] * len(jobs)))
         return written
 
     # -- sealing live shoes -----------------------------------------------------------------
@@ -230,6 +233,11 @@ class Store:
                 merged += 1
                 removed += len(parts)
         return {"partitions_compacted": merged, "files_replaced": removed}
+
+
+def _write(path: Path, table: str, frame: pl.DataFrame, meta: dict[str, str]) -> None:
+    with AtomicParquetWriter(path, table, meta) as writer:
+        writer.write(frame.to_arrow())
 
 
 def _finish_compaction(partition: Path) -> None:
