@@ -16,7 +16,9 @@ def run(*args: str) -> Any:
     return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 
-@pytest.mark.parametrize("command", [[], ["rules"], ["odds"], ["simulate"], ["summary"], ["board"]])
+@pytest.mark.parametrize("command", [[], ["rules"], ["odds"], ["simulate"], ["summary"],
+                                     ["board"], ["ingest"], ["store"], ["store", "info"],
+                                     ["store", "compact"]])
 def test_help_everywhere(command: list[str]) -> None:
     result = run(*command, "--help")
     assert result.exit_code == 0 and "Usage:" in result.output
@@ -146,3 +148,29 @@ def test_board_of_a_stored_shoe_with_svg(tmp_path: Path) -> None:
     missing = CliRunner().invoke(main, ["board", "--store", str(out), "--table", "SIM-01",
                                         "--shoe", "nope"])
     assert missing.exit_code == 2 and "no coups of table 'SIM-01' shoe 'nope'" in missing.output
+
+
+def test_ingest_and_store_commands(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    good = tmp_path / "good.csv"
+    good.write_text("table,shoe,coup,player_cards,banker_cards\nT1,S1,1,9h Kd,5s 2c\n"
+                    "T1,S1,2,2h 3d 4c,5s 2c\n")
+    result = run("ingest", str(good), "--store", str(store), "--json")
+    assert result.exit_code == 0
+    report = json.loads(result.output)
+    assert report["totals"] == {"rows_read": 2, "accepted": 2, "quarantined": 0, "flagged": 0}
+    bad = tmp_path / "bad.csv"
+    bad.write_text("table,shoe,coup,outcome\nT1,S2,1,maybe\nT1,S2,2,B\n")
+    result = CliRunner().invoke(main, ["ingest", str(bad), "--store", str(store)])
+    assert result.exit_code == 1  # something was quarantined
+    assert "quarantined: unknown outcome label: 1" in result.output
+    info = json.loads(run("store", "info", "--store", str(store), "--json").output)
+    assert info["coups"]["rows"] == 3 and info["journal"]["chain_ok"] is True
+    text = run("store", "compact", "--store", str(store)).output
+    assert "compacted" in text
+    mapped = CliRunner().invoke(main, ["ingest", str(good), "--store", str(store),
+                                       "--map", "nonsense=x"])
+    assert mapped.exit_code == 2 and "--map 'nonsense=x'" in mapped.output
+    missing = CliRunner().invoke(main, ["ingest", str(tmp_path / "none.csv"), "--store",
+                                        str(store)])
+    assert missing.exit_code == 2 and "no such file" in missing.output
