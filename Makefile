@@ -43,6 +43,8 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks.odds
 	$(BIN)/python -m benchmarks.simulate
 	$(BIN)/python -m benchmarks.roads
+	$(BIN)/python -m benchmarks.journal
+	$(BIN)/python -m benchmarks.ingest
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
