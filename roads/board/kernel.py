@@ -112,6 +112,19 @@ def derived_colour(col_len: np.ndarray, c: int, r: int, k: int) -> int:
 
 
 @nb.njit(cache=True, nogil=True)
+def _logical_position(ints: np.ndarray, entries: np.ndarray, col_len: np.ndarray,
+                      outcome: int) -> tuple[int, int]:
+    """Logical (column, row) a Banker/Player entry would take: down the streak if the
+    winner repeats, else the top of a new column."""
+    n = ints[I_ENTRIES]
+    last_label = entries[n - 1, 6] if n > 0 else -1
+    if last_label == outcome:
+        c = ints[I_COLS] - 1
+        return c, col_len[c]
+    return ints[I_COLS], 0
+
+
+@nb.njit(cache=True, nogil=True)
 def append(
     ints: np.ndarray, entries: np.ndarray, col_len: np.ndarray, tie_of: np.ndarray,
     marks: np.ndarray, grid: np.ndarray, draw: np.ndarray, outcome: int,
@@ -137,13 +150,8 @@ def append(
         ints[I_ENTRIES] = 1
         tie_of[coup] = 0
         return
-    last_label = entries[n - 1, 6] if n > 0 else -1
-    if last_label == outcome:
-        c = ints[I_COLS] - 1
-        r = col_len[c]
-    else:
-        c = ints[I_COLS]
-        r = 0
+    c, r = _logical_position(ints, entries, col_len, outcome)
+    if r == 0:
         ints[I_COLS] = c + 1
     col_len[c] = r + 1
     col, row = _place(grid, draw, 0, outcome)
@@ -177,14 +185,7 @@ def ask(
     ``out`` (int64[4, 3]): row 0 the Big Road cell (col, row, -); rows 1-3 the derived
     roads (colour or -1, col, row).
     """
-    n = ints[I_ENTRIES]
-    last_label = entries[n - 1, 6] if n > 0 else -1
-    if last_label == outcome:
-        c = ints[I_COLS] - 1
-        r = col_len[c]
-    else:
-        c = ints[I_COLS]
-        r = 0
+    c, r = _logical_position(ints, entries, col_len, outcome)
     col, row = _next_cell(grid, draw, 0, outcome)
     out[0, 0], out[0, 1], out[0, 2] = col, row, 0
     for k in range(1, 4):
