@@ -49,11 +49,31 @@ class Validated:
     duplicates: int  # identical repeated rows dropped
 
 
-def _code(column: str, mapping: dict[str, int], missing: int = -1, unknown: int = -2) -> pl.Expr:
-    """A label column as an int code: ``missing`` when empty, ``unknown`` when unrecognised."""
-    text = pl.col(column).str.strip_chars().str.to_lowercase()
-    return (pl.when(text.is_null() | (text == "")).then(missing)
-            .otherwise(text.replace_strict(mapping, default=unknown, return_dtype=pl.Int8)))
+def _spellings(mapping: dict[str, int]) -> dict[str, int]:
+    """The labels as files usually write them (``banker``, ``Banker``, ``BANKER``)."""
+    out: dict[str, int] = {}
+    for label, code in mapping.items():
+        for form in (label, label.upper(), label.title(), label.capitalize()):
+            out.setdefault(form, code)
+    return out
+
+
+def _code(frame: pl.DataFrame, column: str, mapping: dict[str, int], missing: int = -1,
+          unknown: int = -2) -> pl.Series:
+    """A label column as int codes: ``missing`` when empty, ``unknown`` when unrecognised.
+
+    Exact spellings are looked up first (one hash lookup a row); only when some value is
+    not found is the column stripped and lower-cased, which costs three more passes.
+    """
+    raw = frame[column]
+    if raw.null_count() == len(raw):
+        return pl.Series(column, [missing] * len(raw), dtype=pl.Int8)
+    fast = raw.replace_strict(_spellings(mapping), default=None, return_dtype=pl.Int8)
+    if fast.null_count() == raw.null_count():
+        return fast.fill_null(missing)
+    text = raw.str.strip_chars().str.to_lowercase()
+    codes = text.replace_strict(mapping, default=unknown, return_dtype=pl.Int8)
+    return codes.set(text.is_null() | (text == ""), missing)
 
 
 def _int(column: str) -> pl.Expr:
@@ -113,12 +133,11 @@ def validate(staged: pl.DataFrame, decks: int) -> Validated:
     p_cards, p_values, p_count, p_kind = k.hands(staged["player_cards"].to_arrow())
     b_cards, b_values, b_count, b_kind = k.hands(staged["banker_cards"].to_arrow())
     parsed = staged.select(
-        _code("outcome", _OUTCOME_CODE).alias("outcome"),
         *(_int(c).fill_null(-1).clip(-1, 99).cast(pl.Int16).alias(c)
-          for c in ("player_total", "banker_total")),
-        *(_code(c, _BOOLS, unknown=-1).alias(c) for c in ("natural", "player_pair",
-                                                          "banker_pair")),
-    )
+          for c in ("player_total", "banker_total"))).with_columns(
+        _code(staged, "outcome", _OUTCOME_CODE).alias("outcome"),
+        *(_code(staged, c, _BOOLS, unknown=-1).alias(c)
+          for c in ("natural", "player_pair", "banker_pair")))
     outcome_code = parsed["outcome"].to_numpy()
     recorded = {c: parsed[c].to_numpy().astype(np.int16) for c in parsed.columns}
     out = {name: np.empty(n, dtype=np.int16) for name in (
@@ -309,6 +328,20 @@ def _flag_frame(rows: pl.DataFrame, rule: str, message: pl.Expr) -> pl.DataFrame
         message.alias("message")).cast(FLAG_SCHEMA)  # type: ignore[arg-type]
 
 
+def _shoe_ids(good: pl.DataFrame) -> np.ndarray:
+    """Dense shoe ids per (file, table, shoe). Exports list a shoe's coups together, so runs
+    of equal keys are tried first (cheap); if a key comes back later, rank instead."""
+    if good["_file"].n_unique() == 1:
+        key = good["_shoe_key"].to_numpy()
+        change = np.ones(len(key), dtype=bool)
+        change[1:] = key[1:] != key[:-1]
+        run_keys = np.sort(key[change])
+        if not (run_keys[1:] == run_keys[:-1]).any():
+            return np.cumsum(change) - 1
+    ranked = good.select(pl.struct("_file", "_shoe_key").rank("dense").cast(pl.Int64) - 1)
+    return ranked.to_series().to_numpy()
+
+
 def _shoe_flags(good: pl.DataFrame, decks: int) -> pl.DataFrame:
     """Per-shoe rules in one compiled pass: numbering gaps and order, time order, inventory.
 
@@ -316,8 +349,7 @@ def _shoe_flags(good: pl.DataFrame, decks: int) -> pl.DataFrame:
     """
     if good.is_empty():
         return pl.DataFrame(schema=FLAG_SCHEMA)
-    ids = good.select(pl.struct("_file", "_shoe_key").rank("dense").cast(pl.Int64) - 1) \
-        .to_series().to_numpy()
+    ids = _shoe_ids(good)
     n_shoes = int(ids.max()) + 1
     times = good["_dealt_at"]
     stats = np.empty((n_shoes, 6), dtype=np.int64)
