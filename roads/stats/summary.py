@@ -1,0 +1,211 @@
+"""Outcome statistics for any slice of canonical coups, each beside its exact expectation.
+
+Pure: a frame of coups (as :meth:`roads.store.Store.read_coups` returns them, corrections
+applied) and the shoes' rule sets in; plain dictionaries out (the ``roads stats --json``
+contract, see ``docs/stats.md``). Slices mixing rule sets are handled by summing expected
+counts per rule set, never by averaging shares.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numba as nb
+import numpy as np
+import polars as pl
+from scipy.stats import norm
+
+from roads.stats.expect import expectation
+from roads.stats.sequence import MAX_RUN, SequenceStats, expected_runs, sequence_stats
+
+Z99 = float(norm.ppf(0.995))
+
+
+def wilson(count: int, n: int, z: float = Z99) -> tuple[float, float]:
+    """Wilson score interval of a share (99% by default)."""
+    if n == 0:
+        return (0.0, 1.0)
+    p = count / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def measure(count: int, n: int, expected_count: float) -> dict[str, Any]:
+    """A count beside its expectation: share, expected share, 99% interval, z-score."""
+    p = expected_count / n if n else 0.0
+    sd = math.sqrt(n * p * (1 - p)) if n else 0.0
+    low, high = wilson(count, n)
+    return {
+        "count": count, "n": n, "share": count / n if n else None,
+        "expected_share": p if n else None, "expected_count": expected_count,
+        "ci99": [low, high], "z": (count - expected_count) / sd if sd > 0 else None,
+        "outside_ci99": bool(n and not low <= p <= high),
+    }
+
+
+@nb.njit(cache=True)
+def _per_shoe_counts(shoe: np.ndarray, outcome: np.ndarray, p_pair: np.ndarray,
+                     b_pair: np.ndarray, natural: np.ndarray, cards: np.ndarray,
+                     p_total: np.ndarray, b_total: np.ndarray, out: np.ndarray) -> None:
+    """One pass: per shoe, the counts of every measure (-1 in an input means unknown)."""
+    for i in range(shoe.shape[0]):
+        row = out[shoe[i]]
+        row[0] += 1
+        row[1 + outcome[i]] += 1
+        if p_pair[i] >= 0:
+            row[4] += 1
+            row[5] += p_pair[i]
+        if b_pair[i] >= 0:
+            row[6] += 1
+            row[7] += b_pair[i]
+        if natural[i] >= 0:
+            row[8] += 1
+            row[9] += natural[i]
+        if cards[i] >= 4:
+            row[10] += 1
+            row[11 + cards[i] - 4] += 1
+        if p_total[i] >= 0 and b_total[i] >= 0:
+            row[14] += 1
+            row[15 + p_total[i]] += 1
+            row[25 + b_total[i]] += 1
+
+
+COUNT_COLUMNS = ["n", "B", "P", "T", "pair_n", "player_pair", "banker_pair_n", "banker_pair",
+                 "natural_n", "natural", "cards_n", "cards_4", "cards_5", "cards_6",
+                 "totals_n", *(f"pt{t}" for t in range(10)), *(f"bt{t}" for t in range(10))]
+
+
+def grouped(coups: pl.DataFrame) -> tuple[pl.DataFrame, np.ndarray, np.ndarray]:
+    """Coups grouped by shoe in coup order (sorted only if they are not already), with the
+    shoe boundaries and each row's shoe index."""
+    def starts_of(frame: pl.DataFrame) -> np.ndarray:
+        return frame.select(
+            ((pl.col("table_id") != pl.col("table_id").shift(1))
+             | (pl.col("shoe_id") != pl.col("shoe_id").shift(1))).fill_null(True)
+        ).to_series().to_numpy()
+
+    starts = starts_of(coups)
+    coup = coups["coup"].to_numpy()
+    keys = coups.select("table_id", "shoe_id").filter(pl.Series(starts))
+    in_order = (len(coup) < 2 or bool((np.diff(coup)[~starts[1:]] > 0).all())) \
+        and keys.n_unique() == keys.height
+    if not in_order:
+        coups = coups.sort("table_id", "shoe_id", "coup")
+        starts = starts_of(coups)
+    offsets = np.r_[np.flatnonzero(starts), coups.height].astype(np.int64)
+    shoe = np.cumsum(starts) - 1
+    return coups, offsets, shoe
+
+
+def per_shoe_counts(coups: pl.DataFrame, offsets: np.ndarray, shoe: np.ndarray,
+                    shoes: pl.DataFrame) -> pl.DataFrame:
+    """Counts of every measure per shoe, with the shoe's rule set attached."""
+    n_shoes = len(offsets) - 1
+    arrays = coups.select(
+        pl.col("outcome").to_physical().cast(pl.Int8),
+        *(pl.col(c).cast(pl.Int8).fill_null(-1) for c in ("player_pair", "banker_pair",
+                                                           "natural")),
+        (pl.col("player_cards").list.len() + pl.col("banker_cards").list.len())
+        .fill_null(0).cast(pl.Int8).alias("cards"),
+        pl.col("player_total").fill_null(-1), pl.col("banker_total").fill_null(-1))
+    out = np.zeros((n_shoes, len(COUNT_COLUMNS)), dtype=np.int64)
+    o, pp, bp, nat, cards, pt, bt = (arrays[c].to_numpy() for c in arrays.columns)
+    _per_shoe_counts(shoe, o, pp, bp, nat, cards, pt, bt, out)
+    keys = coups.select("table_id", "shoe_id")[offsets[:-1]]
+    rules = shoes.select("table_id", "shoe_id", "rules").unique(["table_id", "shoe_id"])
+    counts = pl.DataFrame(out, schema=COUNT_COLUMNS, orient="row")
+    return pl.concat([keys, counts], how="horizontal").join(
+        rules, on=["table_id", "shoe_id"], how="left").with_columns(
+        pl.col("rules").fill_null("standard-8"))
+
+
+def outcome_statistics(coups: pl.DataFrame, shoes: pl.DataFrame,
+                       sequence: SequenceStats | None = None) -> dict[str, Any]:
+    """Counts and shares of every outcome a board prints, each against its expectation."""
+    if coups.is_empty():
+        return {"coups": 0, "shoes": 0}
+    coups, offsets, shoe = grouped(coups)
+    by_shoe = per_shoe_counts(coups, offsets, shoe, shoes)
+    groups = by_shoe.group_by("rules").agg(pl.col(COUNT_COLUMNS).sum()).to_dicts()
+    exps = {g["rules"]: expectation(g["rules"]) for g in groups}
+
+    def total(key: str) -> int:
+        return int(sum(g[key] or 0 for g in groups))
+
+    def expected(n_key: str, prob: Any) -> float:
+        return float(sum(g[n_key] * prob(exps[g["rules"]]) for g in groups))
+
+    n = total("n")
+    result: dict[str, Any] = {
+        "coups": n,
+        "shoes": len(offsets) - 1,
+        "rules": sorted(exps),
+        "outcomes": {name: measure(total(o), n, expected("n", lambda e, o=o: e.outcome[o]))
+                     for o, name in (("B", "banker"), ("P", "player"), ("T", "tie"))},
+        "pairs": {
+            "player": measure(total("player_pair"), total("pair_n"),
+                              expected("pair_n", lambda e: e.pair)),
+            "banker": measure(total("banker_pair"), total("banker_pair_n"),
+                              expected("banker_pair_n", lambda e: e.pair)),
+        },
+        "naturals": measure(total("natural"), total("natural_n"),
+                            expected("natural_n", lambda e: e.natural)),
+        "cards_per_coup": {str(c): measure(total(f"cards_{c}"), total("cards_n"),
+                                           expected("cards_n", lambda e, c=c: e.cards[c]))
+                           for c in (4, 5, 6)},
+        "final_totals": {
+            side: [measure(total(f"{key}{t}"), total("totals_n"),
+                           expected("totals_n", lambda e, t=t, side=side:
+                                    (e.player_total if side == "player" else e.banker_total)[t]))
+                   for t in range(10)]
+            for side, key in (("player", "pt"), ("banker", "bt"))
+        },
+    }
+    if sequence is None:
+        sequence = sequence_stats(coups["outcome"].to_physical().to_numpy(), offsets)
+    result["streaks"] = streaks(sequence)
+    result["pace"] = pace(coups, offsets)
+    return result
+
+
+def streaks(seq: SequenceStats) -> dict[str, Any]:
+    """Longest runs and the run-length distribution against independent coups."""
+    n_b = int(seq.per_shoe[:, 0].sum())
+    n_p = int(seq.per_shoe[:, 1].sum())
+    q = n_b / (n_b + n_p) if n_b + n_p else 0.5
+    expected = expected_runs(seq.per_shoe[:, 0] + seq.per_shoe[:, 1], q)
+
+    def longest(side: int) -> int:
+        return int(seq.per_shoe[:, 3 + side].max()) if len(seq.per_shoe) else 0
+
+    return {
+        "longest_banker_run": longest(0), "longest_player_run": longest(1),
+        "runs": int(seq.per_shoe[:, 2].sum()),
+        "run_length_distribution": {
+            side: {(f"{k}+" if k == MAX_RUN else str(k)): {
+                "observed": int(seq.hist[i, k]), "expected": float(expected[i, k])}
+                for k in range(1, MAX_RUN + 1)}
+            for i, side in enumerate(("banker", "player"))
+        },
+    }
+
+
+def pace(coups: pl.DataFrame, offsets: np.ndarray) -> dict[str, Any]:
+    """Coups per shoe, and per hour of dealing (from timestamps where recorded)."""
+    per_shoe = np.diff(offsets)
+    times = coups["dealt_at"].dt.epoch("us").to_numpy()
+    hours = 0.0
+    timed = 0
+    if coups["dealt_at"].null_count() == 0 and len(times):
+        lo = np.minimum.reduceat(times, offsets[:-1])
+        hi = np.maximum.reduceat(times, offsets[:-1])
+        span = (hi - lo) / 3.6e9
+        hours = float(span.sum())
+        timed = int(per_shoe[span > 0].sum())
+    return {
+        "coups_per_shoe": {"mean": float(per_shoe.mean()), "min": int(per_shoe.min()),
+                           "max": int(per_shoe.max())},
+        "coups_per_hour": timed / hours if hours else None,
+    }
