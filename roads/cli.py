@@ -356,6 +356,110 @@ def ingest_cmd(files: tuple[Path, ...], store: Path, fmt: str, table_id: str | N
         sys.exit(1)
 
 
+def _slice_options(func: F) -> F:
+    options = [
+        click.option("--store", type=click.Path(path_type=Path), default=DEFAULT_STORE,
+                     show_default=True, help="Store directory."),
+        click.option("--table", "table_id", help="Only this table."),
+        click.option("--shoe", "shoe_id", help="Only this shoe."),
+        click.option("--from", "start", type=click.DateTime(formats=["%Y-%m-%d"]),
+                     help="First day (UTC)."),
+        click.option("--to", "end", type=click.DateTime(formats=["%Y-%m-%d"]),
+                     help="Last day (UTC)."),
+        click.option("--level", type=click.FloatRange(0.5, 0.9999), default=0.99,
+                     show_default=True, help="Confidence level for flags."),
+        click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _slice_report(store: Path, table_id: str | None, shoe_id: str | None,
+                  start: datetime | None, end: datetime | None,
+                  level: float) -> tuple[dict[str, Any], Any]:
+    from roads.stats.report import report, shoe_odds, slice_coups
+    from roads.store.store import Store
+
+    s = Store(store)
+    coups = slice_coups(s.read_coups(table_id, shoe_id), start.date() if start else None,
+                        end.date() if end else None)
+    shoes = s.read_shoes()
+    result = report(coups, shoes, level)
+    if shoe_id is not None:
+        result["live_odds"] = shoe_odds(coups, shoes)
+    return result, coups
+
+
+@main.command("stats")
+@_slice_options
+@input_errors
+def stats_cmd(store: Path, table_id: str | None, shoe_id: str | None, start: datetime | None,
+              end: datetime | None, level: float, as_json: bool) -> None:
+    """Outcome statistics against their exact expectations, randomness tests and integrity
+    findings for a shoe, a table, a date range or everything (docs/stats.md)."""
+    result, _ = _slice_report(store, table_id, shoe_id, start, end, level)
+    if as_json:
+        _emit_json(result)
+        return
+    stats = result["statistics"]
+    if not stats["coups"]:
+        click.echo("no coups in this slice")
+        return
+    click.echo(f"{stats['coups']:,} coups in {stats['shoes']:,} shoe(s); rules "
+               f"{', '.join(stats['rules'])}")
+    click.echo(f"{'':<14}{'count':>11} {'share':>9} {'expected':>9}  99% interval")
+    rows = [(n.capitalize(), m) for n, m in stats["outcomes"].items()]
+    rows += [("Player pair", stats["pairs"]["player"]), ("Banker pair", stats["pairs"]["banker"]),
+             ("Natural", stats["naturals"])]
+    for label, m in rows:
+        if m["n"]:
+            mark = "  <- outside" if m["outside_ci99"] else ""
+            click.echo(f"{label:<14}{m['count']:>11,} {m['share']:>9.4%} "
+                       f"{m['expected_share']:>9.4%}  [{m['ci99'][0]:.4%}, "
+                       f"{m['ci99'][1]:.4%}]{mark}")
+    streak = stats["streaks"]
+    click.echo(f"longest runs: Banker {streak['longest_banker_run']}, Player "
+               f"{streak['longest_player_run']}; coups per shoe "
+               f"{stats['pace']['coups_per_shoe']['mean']:.1f}")
+    _print_checks(result)
+
+
+def _print_checks(result: dict[str, Any]) -> None:
+    randomness = result["randomness"]
+    if randomness:
+        click.echo(f"randomness tests ({randomness['correction']}-adjusted, level "
+                   f"{randomness['level']:.0%}):")
+        for t in randomness["tests"]:
+            flag = "  FLAGGED" if t["flagged"] else ""
+            click.echo(f"  {t['test']:<30} p = {t['p_value']:.4g}  adjusted {t['p_adjusted']:.4g}"
+                       f"{flag}")
+    for f in result["integrity"]:
+        where = f"{f['table_id']}/{f['shoe_id']}"
+        coups = f" coups {', '.join(map(str, f['coups'][:10]))}" if f["coups"] else ""
+        click.echo(f"  [{f['severity']}] {f['check']} at {where}{coups}: {f['explanation']}")
+
+
+@main.command("check")
+@_slice_options
+@input_errors
+def check_cmd(store: Path, table_id: str | None, shoe_id: str | None, start: datetime | None,
+              end: datetime | None, level: float, as_json: bool) -> None:
+    """Integrity and randomness checks; exit 1 when anything is flagged."""
+    result, coups = _slice_report(store, table_id, shoe_id, start, end, level)
+    flagged = bool(result["integrity"]) or bool(
+        result["randomness"] and result["randomness"]["flagged"])
+    if as_json:
+        _emit_json({"flagged": flagged, "coups": coups.height,
+                    "randomness": result["randomness"], "integrity": result["integrity"]})
+    else:
+        click.echo(f"{coups.height:,} coups checked: "
+                   + ("FLAGGED" if flagged else "nothing flagged"))
+        _print_checks(result)
+    if flagged:
+        sys.exit(1)
+
+
 @main.group("store")
 def store_group() -> None:
     """Inspect and maintain a store (Parquet dataset + live journal)."""
