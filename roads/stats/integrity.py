@@ -20,6 +20,7 @@ import polars as pl
 from roads.cards import CARD_CODES, RANK_BURN
 from roads.ingest import kernel as k
 from roads.rules import get_rules
+from roads.schema import conform
 from roads.stats.summary import grouped
 
 NONE = 255
@@ -128,8 +129,8 @@ def integrity_checks(coups: pl.DataFrame, shoes: pl.DataFrame,
     b = np.ascontiguousarray(_slots(cards, "banker"))
     findings = _row_findings(cards, p, b)
     keys = cards.select("table_id", "shoe_id")[offsets[:-1]]
-    info = keys.join(shoes.unique(["table_id", "shoe_id"]), on=["table_id", "shoe_id"],
-                     how="left")
+    known = conform(shoes, "shoes").unique(["table_id", "shoe_id"])
+    info = keys.join(known, on=["table_id", "shoe_id"], how="left")
     rules = [get_rules(r) if r else get_rules("standard-8") for r in info["rules"].to_list()]
     decks = np.array([r.decks for r in rules], dtype=np.int64)
     burn = info["burn_cards"].to_list()
@@ -175,11 +176,11 @@ def integrity_checks(coups: pl.DataFrame, shoes: pl.DataFrame,
             run = int(runs[s, column])
             chance = n_cards * q ** (run - 1)
             if run >= 6 and chance < 1e-5:
+                what = "of the same suit" if name == "suit" else "of ascending rank"
                 findings.append(_finding(
                     "ordered run", "high", table, shoe, [],
-                    f"{run} cards in a row of the same {name}" if name == "suit" else
-                    f"{run} cards in a row of ascending rank"
-                    f" — about {chance:.1e} expected in a shuffled shoe"))
+                    f"{run} cards in a row {what} — a run that long is expected about "
+                    f"{chance:.1e} times in a shuffled shoe (cards in deck order?)"))
     findings += _repeats(fp_shoe[:used], fp_hash[:used], ids, repeat_threshold)
     return findings
 

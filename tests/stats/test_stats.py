@@ -1,0 +1,223 @@
+"""Statistics, randomness tests, integrity checks and live odds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+from roads.cards import CARD_CODES, CARD_POINTS
+from roads.engine import deal_batch, shoe_seeds
+from roads.odds import Composition, exact_odds
+from roads.parquet_io import scan
+from roads.rules import get_rules
+from roads.schema import conform
+from roads.simulate import Simulation, write_simulation
+from roads.stats.expect import expectation_for_decks
+from roads.stats.integrity import integrity_checks
+from roads.stats.live import odds_series
+from roads.stats.randomness import holm, randomness_tests, runs_test
+from roads.stats.report import report
+from roads.stats.sequence import sequence_stats
+from roads.stats.summary import outcome_statistics, wilson
+from roads.tableau import BANKER_DRAWS, PLAYER_STOOD
+
+
+def outcome_frame(shoes: dict[str, str]) -> pl.DataFrame:
+    rows = [{"table_id": "T", "shoe_id": sid, "coup": i + 1, "outcome": o}
+            for sid, seq in shoes.items() for i, o in enumerate(seq)]
+    return conform(pl.DataFrame(rows), "coups")
+
+
+NO_SHOES = pl.DataFrame(schema={"table_id": pl.String, "shoe_id": pl.String,
+                                "rules": pl.String})
+
+
+def test_counts_and_expectations_on_constructed_data() -> None:
+    coups = outcome_frame({"a": "BBBPPT", "b": "PPPPB"})
+    stats = outcome_statistics(coups, NO_SHOES)
+    e = expectation_for_decks(8)
+    assert stats["coups"] == 11 and stats["shoes"] == 2
+    assert stats["outcomes"]["banker"]["count"] == 4
+    assert stats["outcomes"]["player"]["count"] == 6
+    assert stats["outcomes"]["tie"]["count"] == 1
+    assert stats["outcomes"]["banker"]["expected_count"] == pytest.approx(11 * e.outcome["B"])
+    assert stats["pairs"]["player"]["n"] == 0  # outcome-only: no pair information
+    assert stats["streaks"]["longest_banker_run"] == 3
+    assert stats["streaks"]["longest_player_run"] == 4
+    dist = stats["streaks"]["run_length_distribution"]
+    assert dist["banker"]["3"]["observed"] == 1 and dist["player"]["4"]["observed"] == 1
+    assert dist["banker"]["1"]["observed"] == 1 and dist["player"]["2"]["observed"] == 1
+    assert stats["streaks"]["runs"] == 4  # BBB|PP  and  PPPP|B (the tie is left out)
+    assert stats["pace"]["coups_per_shoe"] == {"mean": 5.5, "min": 5, "max": 6}
+
+
+def test_expectations_come_from_the_exact_engine() -> None:
+    odds = exact_odds(Composition.full(6))
+    e = expectation_for_decks(6)
+    assert e.outcome["B"] == odds.ways["banker"] / odds.total
+    assert e.pair == float(odds.pair_probability)
+    assert sum(e.player_total) == pytest.approx(1.0)
+    assert e.cards[4] + e.cards[5] + e.cards[6] == pytest.approx(1.0)
+
+
+def test_wilson_and_holm() -> None:
+    low, high = wilson(50, 100)
+    assert low < 0.5 < high and high - low == pytest.approx(2 * (0.5 - low))
+    assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+    assert holm([0.5]) == [0.5]
+
+
+def _seq(outcomes: str, shoes: int = 1) -> object:
+    codes = np.array(["BPT".index(c) for c in outcomes * shoes], dtype=np.int8)
+    offsets = np.arange(0, len(codes) + 1, len(outcomes), dtype=np.int64)
+    return sequence_stats(codes, offsets)
+
+
+def test_runs_test_on_alternating_and_streaky_sequences() -> None:
+    alternating = runs_test(_seq("BP" * 40, shoes=50))  # type: ignore[arg-type]
+    streaky = runs_test(_seq(("B" * 10 + "P" * 10) * 4, shoes=50))  # type: ignore[arg-type]
+    assert alternating is not None and streaky is not None
+    assert alternating[0] > 5 and alternating[1] < 1e-6  # far too many runs
+    assert streaky[0] < -5 and streaky[1] < 1e-6  # far too few
+    rng = np.random.default_rng(4)
+    fair = "".join(rng.choice(["B", "P"], size=4000))
+    z, p = runs_test(_seq(fair))  # type: ignore[arg-type,misc]
+    assert abs(z) < 3 and p > 0.003
+
+
+def _dealt_frame(batch: object, rules_name: str, defective: bool) -> pl.DataFrame:
+    """Coups re-dealt from the engine's shuffled shoes, optionally with a defective dealer
+    whose Banker never draws on 4 or 5."""
+    points = np.array(CARD_POINTS)
+    rows = []
+    rules = get_rules(rules_name)
+    for s, shoe in enumerate(batch.shoes):  # type: ignore[attr-defined]
+        pos = 1 + (min(10, int(points[shoe[0]]) or 10) if rules.burn_rule == "first-card" else 0)
+        cut = rules.cards - rules.cut_card_from_end[0]
+        coup = 0
+        while True:
+            start = pos
+            p = [shoe[pos], shoe[pos + 2]]
+            b = [shoe[pos + 1], shoe[pos + 3]]
+            pos += 4
+            pt, bt = (points[p[0]] + points[p[1]]) % 10, (points[b[0]] + points[b[1]]) % 10
+            if pt < 8 and bt < 8:
+                third = PLAYER_STOOD
+                if pt <= 5:
+                    p.append(shoe[pos])
+                    pos += 1
+                    third = points[p[2]]
+                    pt = (pt + third) % 10
+                draws = bool(BANKER_DRAWS[bt, third])
+                if defective and bt in (4, 5):
+                    draws = False
+                if draws:
+                    b.append(shoe[pos])
+                    pos += 1
+                    bt = (bt + points[b[2]]) % 10
+            coup += 1
+            rows.append({"table_id": "T", "shoe_id": f"s{s}", "coup": coup,
+                         "outcome": "B" if bt > pt else "P" if pt > bt else "T",
+                         "player_cards": [CARD_CODES[c] for c in p],
+                         "banker_cards": [CARD_CODES[c] for c in b],
+                         "player_total": int(pt), "banker_total": int(bt)})
+            if start >= cut:
+                break
+    return conform(pl.DataFrame(rows), "coups")
+
+
+def test_chi_square_catches_a_banker_who_never_draws_on_4_or_5() -> None:
+    batch = deal_batch(get_rules("standard-8"), shoe_seeds(555, 0, 1000))
+    bad = _dealt_frame(batch, "standard-8", defective=True)
+    assert 80_000 <= bad.height < 84_000  # the defective dealer uses fewer cards per coup
+    result = report(bad, NO_SHOES, with_integrity=False)
+    flagged = {t["test"] for t in result["randomness"]["tests"] if t["flagged"]}
+    assert "banker final totals" in flagged
+    clean = _dealt_frame(batch, "standard-8", defective=False)
+    assert not report(clean, NO_SHOES, with_integrity=False)["randomness"]["flagged"]
+
+
+def test_a_clean_million_coup_simulation_is_not_flagged(tmp_path: Path) -> None:
+    write_simulation(Simulation(get_rules("standard-8"), shoes=12_400, seed=20261130,
+                                tables=10), tmp_path)
+    coups = scan(tmp_path, "coups").collect()
+    assert coups.height >= 1_000_000
+    result = report(coups, scan(tmp_path, "shoes").collect())
+    assert not result["randomness"]["flagged"], result["randomness"]
+    assert result["integrity"] == []
+    assert len(result["randomness"]["tests"]) == 10
+
+
+def test_integrity_findings(tmp_path: Path) -> None:
+    write_simulation(Simulation(get_rules("standard-6"), shoes=4, seed=31), tmp_path)
+    coups = scan(tmp_path, "coups").collect()
+    shoes = scan(tmp_path, "shoes").collect()
+    first = shoes["shoe_id"][0]
+    # A shoe dealt twice: the same cards under another shoe id.
+    copy = coups.filter(pl.col("shoe_id") == first).with_columns(pl.lit("AGAIN").alias("shoe_id"))
+    copy_shoe = shoes.filter(pl.col("shoe_id") == first).with_columns(
+        pl.lit("AGAIN").alias("shoe_id"))
+    # A wrong total on one coup, and a burn that does not match its exposed card.
+    tampered = coups.with_columns(
+        pl.when((pl.col("shoe_id") == first) & (pl.col("coup") == 3))
+        .then((pl.col("player_total") + 1) % 10).otherwise(pl.col("player_total"))
+        .alias("player_total"))
+    shoes2 = pl.concat([shoes, copy_shoe]).with_columns(
+        pl.when(pl.col("shoe_id") == shoes["shoe_id"][1])
+        .then(pl.col("burn_cards").list.slice(0, 1)).otherwise(pl.col("burn_cards"))
+        .alias("burn_cards"))
+    findings = integrity_checks(pl.concat([tampered, copy]), shoes2)
+    checks = {(f["check"], f["shoe_id"]) for f in findings}
+    assert ("repeated shoe", first) in checks
+    assert ("totals", first) in checks
+    totals = next(f for f in findings if f["check"] == "totals")
+    assert totals["coups"] == [3] and totals["severity"] == "high"
+    burn = [f for f in findings if f["check"] == "burn"]
+    if shoes["burn_cards"][1][0][0] not in "A":  # an ace burns one card: slice keeps none
+        assert burn and "calls for" in burn[0]["explanation"]
+
+
+def test_cards_in_deck_order_are_an_ordered_run() -> None:
+    suit_major = [r + s for s in "shdc" for r in "A23456789TJQK"] * 8  # new packs, unshuffled
+    rows, pos, coup = [], 0, 0
+    while pos + 6 < 200:
+        coup += 1
+        rows.append({"table_id": "T", "shoe_id": "DECK", "coup": coup, "outcome": "B",
+                     "player_cards": [suit_major[pos], suit_major[pos + 2]],
+                     "banker_cards": [suit_major[pos + 1], suit_major[pos + 3]]})
+        pos += 4
+    findings = integrity_checks(conform(pl.DataFrame(rows), "coups"), NO_SHOES)
+    runs = [f for f in findings if f["check"] == "ordered run"]
+    assert len(runs) == 1 and "13 cards in a row of ascending rank" in runs[0]["explanation"]
+    shuffled = integrity_checks(_dealt_frame(deal_batch(get_rules("standard-8"),
+                                                        shoe_seeds(9, 0, 20)), "standard-8",
+                                             defective=False), NO_SHOES)
+    assert not [f for f in shuffled if f["check"] == "ordered run"]
+
+
+def test_live_odds_after_known_cards_equal_the_exact_engine() -> None:
+    rules = get_rules("standard-8")
+    coups = conform(pl.DataFrame([
+        {"table_id": "T", "shoe_id": "S", "coup": 1, "outcome": "P",
+         "player_cards": ["9h", "Kd"], "banker_cards": ["5s", "2c"]},
+        {"table_id": "T", "shoe_id": "S", "coup": 2, "outcome": "B",
+         "player_cards": ["Th", "Qc", "5d"], "banker_cards": ["7s", "Kh"]},
+    ]), "coups")
+    burn = ["3h", "4d", "5c", "6s"]
+    series = odds_series(rules, burn, coups)
+    assert [s["cards_left"] for s in series] == [412, 408, 403]
+    seen = [*burn, "9h", "Kd", "5s", "2c", "Th", "Qc", "5d", "7s", "Kh"]
+    odds = exact_odds(Composition.after_seen(8, seen))
+    assert series[-1]["probability"]["banker"] == pytest.approx(
+        float(odds.probability("banker")), rel=0, abs=0)
+    assert series[-1]["house_edge"]["banker"] == float(odds.house_edges(rules)["banker"])
+    assert series[-1]["composition"]["K"] == 32 - 2
+
+
+def test_randomness_without_data() -> None:
+    stats = outcome_statistics(outcome_frame({"a": "B"}), NO_SHOES)
+    result = randomness_tests(stats, _seq("B"))  # type: ignore[arg-type]
+    assert result["tests"] == [] and result["flagged"] is False
