@@ -45,6 +45,7 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks.roads
 	$(BIN)/python -m benchmarks.journal
 	$(BIN)/python -m benchmarks.ingest
+	$(BIN)/python -m benchmarks.stats
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

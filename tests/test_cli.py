@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
 from click.testing import CliRunner
 
@@ -18,7 +19,7 @@ def run(*args: str) -> Any:
 
 @pytest.mark.parametrize("command", [[], ["rules"], ["odds"], ["simulate"], ["summary"],
                                      ["board"], ["ingest"], ["store"], ["store", "info"],
-                                     ["store", "compact"]])
+                                     ["store", "compact"], ["stats"], ["check"]])
 def test_help_everywhere(command: list[str]) -> None:
     result = run(*command, "--help")
     assert result.exit_code == 0 and "Usage:" in result.output
@@ -174,3 +175,36 @@ def test_ingest_and_store_commands(tmp_path: Path) -> None:
     missing = CliRunner().invoke(main, ["ingest", str(tmp_path / "none.csv"), "--store",
                                         str(store)])
     assert missing.exit_code == 2 and "no such file" in missing.output
+
+
+def test_stats_and_check_commands(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    run("simulate", "--shoes", "30", "--tables", "3", "--seed", "5", "--out", str(store),
+        "--quiet")
+    data = json.loads(run("stats", "--store", str(store), "--json").output)
+    stats = data["statistics"]
+    assert stats["shoes"] == 30 and stats["rules"] == ["standard-8"]
+    assert set(stats["outcomes"]) == {"banker", "player", "tie"}
+    assert data["randomness"]["correction"] == "Holm"
+    shoe = json.loads(run("stats", "--store", str(store), "--table", "SIM-01", "--shoe",
+                          "sim5-0000001", "--json").output)
+    assert shoe["statistics"]["shoes"] == 1 and len(shoe["live_odds"]) == \
+        shoe["statistics"]["coups"] + 1
+    text = run("stats", "--store", str(store), "--table", "SIM-02").output
+    assert "Banker" in text and "randomness tests" in text
+    clean = CliRunner().invoke(main, ["check", "--store", str(store)])
+    assert clean.exit_code == 0 and "nothing flagged" in clean.output
+    # A shoe dealt twice makes check fail.
+    from roads.parquet_io import scan
+    from roads.store.store import Store
+
+    coups = scan(store, "coups").collect()
+    copy = coups.filter(pl.col("shoe_id") == "sim5-0000001").with_columns(
+        pl.lit("AGAIN").alias("shoe_id"))
+    Store(store).append(copy, None, {"source": "import"})
+    flagged = CliRunner().invoke(main, ["check", "--store", str(store), "--json"])
+    assert flagged.exit_code == 1
+    report = json.loads(flagged.output)
+    assert report["flagged"] and any(f["check"] == "repeated shoe" for f in report["integrity"])
+    empty = run("stats", "--store", str(tmp_path / "none"))
+    assert "no coups" in empty.output

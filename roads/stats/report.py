@@ -29,9 +29,10 @@ def report(coups: pl.DataFrame, shoes: pl.DataFrame, level: float = 0.99,
     """Statistics, randomness tests and integrity findings of one slice."""
     if coups.is_empty():
         return {"statistics": {"coups": 0, "shoes": 0}, "randomness": None, "integrity": []}
-    ordered, offsets, _ = grouped(coups)
+    groups = grouped(coups)
+    ordered, offsets, _ = groups
     seq = sequence_stats(ordered["outcome"].to_physical().to_numpy(), offsets)
-    stats = outcome_statistics(ordered, shoes, seq)
+    stats = outcome_statistics(ordered, shoes, seq, groups)
     result: dict[str, Any] = {"statistics": stats,
                               "randomness": randomness_tests(stats, seq, level)}
     result["integrity"] = integrity_checks(ordered, shoes) if with_integrity else []

@@ -121,12 +121,17 @@ def per_shoe_counts(coups: pl.DataFrame, offsets: np.ndarray, shoe: np.ndarray,
         pl.col("rules").fill_null("standard-8"))
 
 
-def outcome_statistics(coups: pl.DataFrame, shoes: pl.DataFrame,
-                       sequence: SequenceStats | None = None) -> dict[str, Any]:
-    """Counts and shares of every outcome a board prints, each against its expectation."""
+def outcome_statistics(
+    coups: pl.DataFrame, shoes: pl.DataFrame, sequence: SequenceStats | None = None,
+    grouping: tuple[pl.DataFrame, np.ndarray, np.ndarray] | None = None,
+) -> dict[str, Any]:
+    """Counts and shares of every outcome a board prints, each against its expectation.
+
+    ``grouping``: the result of :func:`grouped` when the caller already has it.
+    """
     if coups.is_empty():
         return {"coups": 0, "shoes": 0}
-    coups, offsets, shoe = grouped(coups)
+    coups, offsets, shoe = grouping if grouping is not None else grouped(coups)
     by_shoe = per_shoe_counts(coups, offsets, shoe, shoes)
     groups = by_shoe.group_by("rules").agg(pl.col(COUNT_COLUMNS).sum()).to_dicts()
     exps = {g["rules"]: expectation(g["rules"]) for g in groups}

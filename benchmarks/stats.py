@@ -1,0 +1,74 @@
+"""Statistics speed: every statistic and test over >= 10 M stored coups; live odds series.
+
+Run: .venv/bin/python -m benchmarks.stats [COUPS]
+Targets (issue 5): all statistics and tests over 10 million stored coups at >= 5 million
+coups/s; the live-odds series of a stored 80-coup card-level shoe in < 20 ms.
+"""
+
+from __future__ import annotations
+
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from roads.parquet_io import scan
+from roads.rules import get_rules
+from roads.simulate import Simulation, write_simulation
+from roads.stats.live import odds_series
+from roads.stats.randomness import randomness_tests
+from roads.stats.report import report
+from roads.stats.sequence import sequence_stats
+from roads.stats.summary import grouped, outcome_statistics
+
+
+def main() -> None:
+    coups_target = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000_000
+    work = Path(tempfile.mkdtemp(prefix="roads-stats-"))
+    try:
+        write_simulation(Simulation(get_rules("standard-8"), shoes=coups_target // 80 + 1,
+                                    seed=13, tables=40), work)
+        shoes = scan(work, "shoes").collect()
+        small = scan(work, "coups").head(5000).collect()
+        report(small, shoes)  # load the compiled kernels once
+        start = time.perf_counter()
+        coups = scan(work, "coups").collect()
+        read = time.perf_counter() - start
+        computed = float("inf")
+        for _ in range(3):  # best of three: the machine has two cores and other work
+            start = time.perf_counter()
+            groups = grouped(coups)
+            ordered, offsets, _ = groups
+            seq = sequence_stats(ordered["outcome"].to_physical().to_numpy(), offsets)
+            stats = outcome_statistics(ordered, shoes, seq, groups)
+            tests = randomness_tests(stats, seq)
+            computed = min(computed, time.perf_counter() - start)
+        n = coups.height
+        print(f"statistics + randomness tests over {n:,} stored coups: "
+              f"{n / computed / 1e6:.1f} M coups/s ({computed:.2f} s); with reading every "
+              f"column from Parquet ({read:.2f} s): {n / (computed + read) / 1e6:.1f} M coups/s;"
+              f" {len(tests['tests'])} tests, flagged: {tests['flagged']}")
+        start = time.perf_counter()
+        findings = report(coups.head(1_000_000), shoes)["integrity"]
+        elapsed = time.perf_counter() - start
+        print(f"full report incl. integrity checks over 1,000,000 coups: {elapsed:.2f} s "
+              f"({len(findings)} findings)")
+        shoe = coups.filter(coups["shoe_id"] == coups["shoe_id"][0]).sort("coup")
+        info = shoes.filter(shoes["shoe_id"] == coups["shoe_id"][0]).row(0, named=True)
+        rules = get_rules(info["rules"])
+        odds_series(rules, info["burn_cards"], shoe)
+        times = []
+        for _ in range(50):
+            start = time.perf_counter()
+            odds_series(rules, info["burn_cards"], shoe)
+            times.append(time.perf_counter() - start)
+        print(f"live odds series of a stored {shoe.height}-coup shoe: median "
+              f"{statistics.median(times) * 1e3:.1f} ms, max {max(times) * 1e3:.1f} ms")
+    finally:
+        shutil.rmtree(work)
+
+
+if __name__ == "__main__":
+    main()
