@@ -378,13 +378,22 @@ def _slice_options(func: F) -> F:
 def _slice_report(store: Path, table_id: str | None, shoe_id: str | None,
                   start: datetime | None, end: datetime | None,
                   level: float) -> tuple[dict[str, Any], Any]:
-    from roads.stats.report import report, shoe_odds, slice_coups
+    from roads.stats.report import report, shoe_odds, slice_coups, store_report
     from roads.store.store import Store
 
     s = Store(store)
+    shoes = s.read_shoes()
+    whole = table_id is None and shoe_id is None and start is None and end is None
+    if whole and (fast := store_report(s, level)) is not None:
+        # The whole store: per-file partials, read two files at a time.
+        from roads.parquet_io import scan
+        from roads.stats.integrity import integrity_checks
+
+        coups = scan(store, "coups").collect()
+        fast["integrity"] = integrity_checks(coups, shoes)
+        return fast, coups
     coups = slice_coups(s.read_coups(table_id, shoe_id), start.date() if start else None,
                         end.date() if end else None)
-    shoes = s.read_shoes()
     result = report(coups, shoes, level)
     if shoe_id is not None:
         result["live_odds"] = shoe_odds(coups, shoes)

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from datetime import date
+from pathlib import Path
 from typing import Any
 
 import polars as pl
 
+from roads.parquet_io import parts as part_files
+from roads.parquet_io import scan
 from roads.rules import get_rules
+from roads.schema import COUPS
 from roads.stats.integrity import integrity_checks
 from roads.stats.live import odds_series
 from roads.stats.randomness import randomness_tests
-from roads.stats.sequence import sequence_stats
-from roads.stats.summary import grouped, outcome_statistics
+from roads.stats.summary import Partial, combine, finalize, grouped, partial
+from roads.store.store import Store
 
 
 def slice_coups(coups: pl.DataFrame, start: date | None, end: date | None) -> pl.DataFrame:
@@ -29,13 +34,12 @@ def report(coups: pl.DataFrame, shoes: pl.DataFrame, level: float = 0.99,
     """Statistics, randomness tests and integrity findings of one slice."""
     if coups.is_empty():
         return {"statistics": {"coups": 0, "shoes": 0}, "randomness": None, "integrity": []}
-    groups = grouped(coups)
-    ordered, offsets, _ = groups
-    seq = sequence_stats(ordered["outcome"].to_physical().to_numpy(), offsets)
-    stats = outcome_statistics(ordered, shoes, seq, groups)
+    grouping = grouped(coups)
+    part = partial(coups, shoes, grouping)
+    stats = finalize(part)
     result: dict[str, Any] = {"statistics": stats,
-                              "randomness": randomness_tests(stats, seq, level)}
-    result["integrity"] = integrity_checks(ordered, shoes) if with_integrity else []
+                              "randomness": randomness_tests(stats, part.sequence, level)}
+    result["integrity"] = integrity_checks(grouping[0], shoes) if with_integrity else []
     return result
 
 
@@ -49,3 +53,42 @@ def shoe_odds(coups: pl.DataFrame, shoes: pl.DataFrame) -> list[dict[str, Any]] 
     rules = get_rules(info["rules"][0] if info.height and info["rules"][0] else "standard-8")
     burn = info["burn_cards"][0] if info.height else None
     return odds_series(rules, list(burn) if burn is not None else None, coups.sort("coup"))
+
+
+def store_partial(root: Path, shoes: pl.DataFrame) -> Partial:
+    """The partial of every coup in a store, part file by part file, two files at a time.
+
+    Exact: partials are combined by sums and concatenation; a shoe whose coups lie in more
+    than one file is recomputed from all its rows together. Corrections are not applied
+    here, so callers use it only when the journal holds none (see :func:`store_report`).
+    """
+    files = part_files(root, "coups")
+    if not files:
+        return partial(pl.DataFrame(schema=COUPS), shoes)
+
+    def one(path: Path) -> Partial:
+        return partial(pl.read_parquet(path, schema=pl.Schema(COUPS)), shoes)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        combined = combine(list(pool.map(one, files)))
+    split = combined.by_shoe.filter(pl.struct("table_id", "shoe_id").is_duplicated())
+    if split.is_empty():
+        return combined
+    # Rare (a shoe sealed in parts): its fragments' run sums cannot be taken apart, so the
+    # store is summarised again with those shoes read whole.
+    keys = split.select("table_id", "shoe_id").unique()
+    coups = scan(root, "coups")
+    whole = partial(coups.join(keys.lazy(), on=["table_id", "shoe_id"]).collect(), shoes)
+    rest = partial(coups.join(keys.lazy(), on=["table_id", "shoe_id"], how="anti").collect(),
+                   shoes)
+    return combine([rest, whole])
+
+
+def store_report(store: Store, level: float = 0.99) -> dict[str, Any] | None:
+    """Statistics and randomness tests of a whole store via per-file partials; None when
+    the journal holds corrections (then the read API must apply them)."""
+    if any(e.kind in ("coup_voided", "coup_amended") for e in store.journal.events()):
+        return None
+    part = store_partial(store.root, store.read_shoes())
+    stats = finalize(part)
+    return {"statistics": stats, "randomness": randomness_tests(stats, part.sequence, level)}

@@ -15,7 +15,7 @@ import numpy as np
 MAX_RUN = 25  # run lengths of 25 or more share the last bin
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def _pass(outcome: np.ndarray, offsets: np.ndarray, lags: int, hist: np.ndarray,
           per_shoe: np.ndarray, lag_sums: np.ndarray) -> None:
     n_shoes = offsets.shape[0] - 1

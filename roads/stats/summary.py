@@ -9,6 +9,7 @@ counts per rule set, never by averaging shares.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numba as nb
@@ -45,7 +46,7 @@ def measure(count: int, n: int, expected_count: float) -> dict[str, Any]:
     }
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def _per_shoe_counts(shoe: np.ndarray, outcome: np.ndarray, p_pair: np.ndarray,
                      b_pair: np.ndarray, natural: np.ndarray, cards: np.ndarray,
                      p_total: np.ndarray, b_total: np.ndarray, out: np.ndarray) -> None:
@@ -113,7 +114,7 @@ def per_shoe_counts(coups: pl.DataFrame, offsets: np.ndarray, shoe: np.ndarray,
     out = np.zeros((n_shoes, len(COUNT_COLUMNS)), dtype=np.int64)
     o, pp, bp, nat, cards, pt, bt = (arrays[c].to_numpy() for c in arrays.columns)
     _per_shoe_counts(shoe, o, pp, bp, nat, cards, pt, bt, out)
-    keys = coups.select("table_id", "shoe_id")[offsets[:-1]]
+    keys = coups.select(pl.col("table_id", "shoe_id").cast(pl.String))[offsets[:-1]]
     rules = shoes.select("table_id", "shoe_id", "rules").unique(["table_id", "shoe_id"])
     counts = pl.DataFrame(out, schema=COUNT_COLUMNS, orient="row")
     return pl.concat([keys, counts], how="horizontal").join(
@@ -121,18 +122,60 @@ def per_shoe_counts(coups: pl.DataFrame, offsets: np.ndarray, shoe: np.ndarray,
         pl.col("rules").fill_null("standard-8"))
 
 
-def outcome_statistics(
-    coups: pl.DataFrame, shoes: pl.DataFrame, sequence: SequenceStats | None = None,
-    grouping: tuple[pl.DataFrame, np.ndarray, np.ndarray] | None = None,
-) -> dict[str, Any]:
-    """Counts and shares of every outcome a board prints, each against its expectation.
+@dataclass(frozen=True)
+class Partial:
+    """What the statistics need from a batch of whole shoes.
 
-    ``grouping``: the result of :func:`grouped` when the caller already has it.
+    Partials of disjoint batches combine exactly: per-shoe rows are concatenated and the
+    sequence sums added, so a dataset can be summarised file by file (or partition by
+    partition on a cluster) and give the same figures as all at once.
     """
-    if coups.is_empty():
-        return {"coups": 0, "shoes": 0}
+
+    by_shoe: pl.DataFrame  # table_id, shoe_id, COUNT_COLUMNS, rules, span_us (-1: unknown)
+    sequence: SequenceStats
+
+
+def partial(coups: pl.DataFrame, shoes: pl.DataFrame,
+            grouping: tuple[pl.DataFrame, np.ndarray, np.ndarray] | None = None) -> Partial:
+    """The partial of a batch of coups (``grouping``: :func:`grouped`, if already done)."""
     coups, offsets, shoe = grouping if grouping is not None else grouped(coups)
     by_shoe = per_shoe_counts(coups, offsets, shoe, shoes)
+    times = coups["dealt_at"]
+    if len(offsets) > 1 and times.null_count() == 0:
+        us = times.dt.epoch("us").to_numpy()
+        span = np.maximum.reduceat(us, offsets[:-1]) - np.minimum.reduceat(us, offsets[:-1])
+    else:
+        span = np.full(len(offsets) - 1, -1, dtype=np.int64)
+    by_shoe = by_shoe.with_columns(pl.Series("span_us", span, dtype=pl.Int64))
+    seq = sequence_stats(coups["outcome"].to_physical().to_numpy(), offsets)
+    return Partial(by_shoe, seq)
+
+
+def combine(parts: list[Partial]) -> Partial:
+    """One partial from many (exact: sums and concatenations only)."""
+    return Partial(
+        pl.concat([p.by_shoe for p in parts]),
+        SequenceStats(
+            hist=sum((p.sequence.hist for p in parts), np.zeros_like(parts[0].sequence.hist)),
+            per_shoe=np.vstack([p.sequence.per_shoe for p in parts]),
+            lag_sums=sum((p.sequence.lag_sums for p in parts),
+                         np.zeros_like(parts[0].sequence.lag_sums)),
+        ),
+    )
+
+
+def outcome_statistics(coups: pl.DataFrame, shoes: pl.DataFrame) -> dict[str, Any]:
+    """Counts and shares of every outcome a board prints, each against its expectation."""
+    if coups.is_empty():
+        return {"coups": 0, "shoes": 0}
+    return finalize(partial(coups, shoes))
+
+
+def finalize(part: Partial) -> dict[str, Any]:
+    """The statistics of a (combined) partial."""
+    by_shoe = part.by_shoe
+    if by_shoe.is_empty():
+        return {"coups": 0, "shoes": 0}
     groups = by_shoe.group_by("rules").agg(pl.col(COUNT_COLUMNS).sum()).to_dicts()
     exps = {g["rules"]: expectation(g["rules"]) for g in groups}
 
@@ -145,7 +188,7 @@ def outcome_statistics(
     n = total("n")
     result: dict[str, Any] = {
         "coups": n,
-        "shoes": len(offsets) - 1,
+        "shoes": by_shoe.height,
         "rules": sorted(exps),
         "outcomes": {name: measure(total(o), n, expected("n", lambda e, o=o: e.outcome[o]))
                      for o, name in (("B", "banker"), ("P", "player"), ("T", "tie"))},
@@ -167,11 +210,9 @@ def outcome_statistics(
                    for t in range(10)]
             for side, key in (("player", "pt"), ("banker", "bt"))
         },
+        "streaks": streaks(part.sequence),
+        "pace": pace(by_shoe),
     }
-    if sequence is None:
-        sequence = sequence_stats(coups["outcome"].to_physical().to_numpy(), offsets)
-    result["streaks"] = streaks(sequence)
-    result["pace"] = pace(coups, offsets)
     return result
 
 
@@ -197,20 +238,14 @@ def streaks(seq: SequenceStats) -> dict[str, Any]:
     }
 
 
-def pace(coups: pl.DataFrame, offsets: np.ndarray) -> dict[str, Any]:
+def pace(by_shoe: pl.DataFrame) -> dict[str, Any]:
     """Coups per shoe, and per hour of dealing (from timestamps where recorded)."""
-    per_shoe = np.diff(offsets)
-    times = coups["dealt_at"].dt.epoch("us").to_numpy()
-    hours = 0.0
-    timed = 0
-    if coups["dealt_at"].null_count() == 0 and len(times):
-        lo = np.minimum.reduceat(times, offsets[:-1])
-        hi = np.maximum.reduceat(times, offsets[:-1])
-        span = (hi - lo) / 3.6e9
-        hours = float(span.sum())
-        timed = int(per_shoe[span > 0].sum())
+    coups = by_shoe["n"].to_numpy()
+    span = by_shoe["span_us"].to_numpy()
+    timed = span > 0
+    hours = float(span[timed].sum()) / 3.6e9
     return {
-        "coups_per_shoe": {"mean": float(per_shoe.mean()), "min": int(per_shoe.min()),
-                           "max": int(per_shoe.max())},
-        "coups_per_hour": timed / hours if hours else None,
+        "coups_per_shoe": {"mean": float(coups.mean()), "min": int(coups.min()),
+                           "max": int(coups.max())},
+        "coups_per_hour": float(coups[timed].sum()) / hours if hours else None,
     }

@@ -221,3 +221,44 @@ def test_randomness_without_data() -> None:
     stats = outcome_statistics(outcome_frame({"a": "B"}), NO_SHOES)
     result = randomness_tests(stats, _seq("B"))  # type: ignore[arg-type]
     assert result["tests"] == [] and result["flagged"] is False
+
+
+def test_per_file_partials_combine_exactly(tmp_path: Path) -> None:
+    from roads.stats.report import store_report
+    from roads.store.store import Store
+
+    write_simulation(Simulation(get_rules("standard-8"), shoes=50, seed=77, tables=5,
+                                batch_shoes=16), tmp_path)
+    store = Store(tmp_path)
+    coups, shoes = store.read_coups(), store.read_shoes()
+    # A shoe sealed in two parts: its halves live in different files.
+    split = coups.filter(pl.col("shoe_id") == coups["shoe_id"][0]).with_columns(
+        pl.lit("SPLIT").alias("shoe_id"))
+    store.append(split.head(30), None, {"source": "import"}, name="split-a")
+    store.append(split.tail(split.height - 30), None, {"source": "import"}, name="split-b")
+    coups = store.read_coups()
+    whole = report(coups, shoes, with_integrity=False)
+    fast = store_report(store)
+    assert fast is not None
+    assert_close(fast["statistics"], whole["statistics"])
+    assert_close(fast["randomness"], whole["randomness"])
+    from roads.store.live import LiveTables
+
+    LiveTables(store.journal).void_coup("SIM-01", coups["shoe_id"][0], 1, "a", "typo", "b")
+    assert store_report(store) is None  # corrections: only the read API may be used
+
+
+def assert_close(a: object, b: object) -> None:
+    """Equal structures; integers exactly, floats up to summation order."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        assert a.keys() == b.keys()
+        for key in a:
+            assert_close(a[key], b[key])
+    elif isinstance(a, list) and isinstance(b, list):
+        assert len(a) == len(b)
+        for x, y in zip(a, b, strict=True):
+            assert_close(x, y)
+    elif isinstance(a, float) and isinstance(b, float):
+        assert a == pytest.approx(b, rel=1e-12, abs=1e-15)
+    else:
+        assert a == b
