@@ -16,7 +16,7 @@ from roads.schema import COUPS
 from roads.stats.integrity import integrity_checks
 from roads.stats.live import odds_series
 from roads.stats.randomness import randomness_tests
-from roads.stats.summary import Partial, combine, finalize, grouped, partial
+from roads.stats.summary import Partial, combine, finalize, grouped, in_shoe_order, partial
 from roads.store.store import Store
 
 
@@ -35,7 +35,7 @@ def report(coups: pl.DataFrame, shoes: pl.DataFrame, level: float = 0.99,
     if coups.is_empty():
         return {"statistics": {"coups": 0, "shoes": 0}, "randomness": None, "integrity": []}
     grouping = grouped(coups)
-    part = partial(coups, shoes, grouping)
+    part = in_shoe_order(partial(coups, shoes, grouping))
     stats = finalize(part)
     result: dict[str, Any] = {"statistics": stats,
                               "randomness": randomness_tests(stats, part.sequence, level)}
@@ -89,6 +89,6 @@ def store_report(store: Store, level: float = 0.99) -> dict[str, Any] | None:
     the journal holds corrections (then the read API must apply them)."""
     if any(e.kind in ("coup_voided", "coup_amended") for e in store.journal.events()):
         return None
-    part = store_partial(store.root, store.read_shoes())
+    part = in_shoe_order(store_partial(store.root, store.read_shoes()))
     stats = finalize(part)
     return {"statistics": stats, "randomness": randomness_tests(stats, part.sequence, level)}

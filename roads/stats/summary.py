@@ -171,12 +171,22 @@ def outcome_statistics(coups: pl.DataFrame, shoes: pl.DataFrame) -> dict[str, An
     return finalize(partial(coups, shoes))
 
 
+def in_shoe_order(part: Partial) -> Partial:
+    """The partial with its shoes sorted by key, so that every float sum is the same
+    whichever way the partials were produced: one process, file by file, or a cluster."""
+    order = part.by_shoe.with_row_index("_i").sort("table_id", "shoe_id")["_i"].to_numpy()
+    return Partial(part.by_shoe[order], SequenceStats(
+        part.sequence.hist, part.sequence.per_shoe[order], part.sequence.lag_sums))
+
+
 def finalize(part: Partial) -> dict[str, Any]:
     """The statistics of a (combined) partial."""
     by_shoe = part.by_shoe
     if by_shoe.is_empty():
         return {"coups": 0, "shoes": 0}
-    groups = by_shoe.group_by("rules").agg(pl.col(COUNT_COLUMNS).sum()).to_dicts()
+    part = in_shoe_order(part)
+    by_shoe = part.by_shoe
+    groups = by_shoe.group_by("rules").agg(pl.col(COUNT_COLUMNS).sum()).sort("rules").to_dicts()
     exps = {g["rules"]: expectation(g["rules"]) for g in groups}
 
     def total(key: str) -> int:
