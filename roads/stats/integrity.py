@@ -130,7 +130,7 @@ def integrity_checks(coups: pl.DataFrame, shoes: pl.DataFrame,
     findings = _row_findings(cards, p, b)
     keys = cards.select("table_id", "shoe_id")[offsets[:-1]]
     known = conform(shoes, "shoes").unique(["table_id", "shoe_id"])
-    info = keys.join(known, on=["table_id", "shoe_id"], how="left")
+    info = keys.join(known, on=["table_id", "shoe_id"], how="left", maintain_order="left")
     rules = [get_rules(r) if r else get_rules("standard-8") for r in info["rules"].to_list()]
     decks = np.array([r.decks for r in rules], dtype=np.int64)
     burn = info["burn_cards"].to_list()

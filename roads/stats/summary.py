@@ -118,7 +118,8 @@ def per_shoe_counts(coups: pl.DataFrame, offsets: np.ndarray, shoe: np.ndarray,
     rules = shoes.select("table_id", "shoe_id", "rules").unique(["table_id", "shoe_id"])
     counts = pl.DataFrame(out, schema=COUNT_COLUMNS, orient="row")
     return pl.concat([keys, counts], how="horizontal").join(
-        rules, on=["table_id", "shoe_id"], how="left").with_columns(
+        rules, on=["table_id", "shoe_id"], how="left", maintain_order="left"
+    ).with_columns(
         pl.col("rules").fill_null("standard-8"))
 
 

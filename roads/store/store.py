@@ -67,7 +67,8 @@ class Store:
                              ("shoes", conform(shoes, "shoes") if shoes is not None else None)):
             if frame is None or frame.is_empty():
                 continue
-            dated = frame.join(day, on=["table_id", "shoe_id"], how="left")
+            dated = frame.join(day, on=["table_id", "shoe_id"], how="left",
+                               maintain_order="left")
             if table == "shoes":
                 dated = dated.with_columns(
                     pl.coalesce("day", pl.col("started_at").dt.date()).alias("day"))

@@ -1,0 +1,1 @@
+"""The same per-shoe work on one machine or on Apache Spark (``pip install ".[spark]"``)."""
