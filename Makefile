@@ -13,7 +13,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[test]"
+	$(BIN)/python -m pip install --quiet -e ".[test,spark]"
 	touch $(STAMP)
 
 # Debian's Chromium and ChromeDriver for the real-browser tests (never downloaded by a tool).
@@ -46,6 +46,7 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks.journal
 	$(BIN)/python -m benchmarks.ingest
 	$(BIN)/python -m benchmarks.stats
+	$(BIN)/python -m benchmarks.scale
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

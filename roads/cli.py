@@ -469,6 +469,92 @@ def check_cmd(store: Path, table_id: str | None, shoe_id: str | None, start: dat
         sys.exit(1)
 
 
+@main.group("batch")
+def batch_group() -> None:
+    """Roads, statistics or simulation over a whole dataset, locally or on Spark."""
+
+
+def _engine_options(func: F) -> F:
+    options = [
+        click.option("--engine", type=click.Choice(["local", "spark"]), default="local",
+                     show_default=True, help="Where to run."),
+        click.option("--master", default="local[2]", show_default=True,
+                     help="Spark master URL (with --engine spark)."),
+        click.option("--partitions", type=click.IntRange(min=1), default=8, show_default=True,
+                     help="Spark partitions."),
+        click.option("--out", type=click.Path(path_type=Path), required=True,
+                     help="Output directory."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+@batch_group.command("roads")
+@_engine_options
+@click.option("--store", type=click.Path(path_type=Path), default=DEFAULT_STORE,
+              show_default=True, help="Dataset to read.")
+@click.option("--leading-ties", type=click.Choice(["first-cell", "own-column"]),
+              default="first-cell", show_default=True)
+@input_errors
+def batch_roads_cmd(engine: str, master: str, partitions: int, out: Path, store: Path,
+                    leading_ties: str) -> None:
+    """Per-shoe roads (columns, ties, marks, asks, streaks) into OUT/roads/ as Parquet."""
+    from roads.scale import engines as e
+
+    if engine == "spark":
+        result = e.roads_spark(store, out, leading_ties,  # type: ignore[arg-type]
+                               e.SparkOptions(master, partitions))
+    else:
+        result = e.roads_local(store, out, leading_ties)  # type: ignore[arg-type]
+    click.echo(f"roads of {result.height:,} shoes ({int(result['coups'].sum()):,} coups) "
+               f"-> {out / 'roads'}")
+
+
+@batch_group.command("stats")
+@_engine_options
+@click.option("--store", type=click.Path(path_type=Path), default=DEFAULT_STORE,
+              show_default=True, help="Dataset to read.")
+@click.option("--level", type=click.FloatRange(0.5, 0.9999), default=0.99, show_default=True)
+@input_errors
+def batch_stats_cmd(engine: str, master: str, partitions: int, out: Path, store: Path,
+                    level: float) -> None:
+    """Statistics and randomness tests, combined exactly across partitions, into
+    OUT/stats.json. Exit 1 when a test is flagged."""
+    from roads.scale import engines as e
+
+    if engine == "spark":
+        result = e.stats_spark(store, out, level, e.SparkOptions(master, partitions))
+    else:
+        result = e.stats_local(store, out, level)
+    stats = result["statistics"]
+    click.echo(f"{stats['coups']:,} coups in {stats['shoes']:,} shoes -> {out / 'stats.json'}; "
+               f"randomness flagged: {result['randomness']['flagged']}")
+    if result["randomness"]["flagged"]:
+        sys.exit(1)
+
+
+@batch_group.command("simulate")
+@_engine_options
+@click.option("--shoes", type=click.IntRange(min=1), required=True)
+@click.option("--tables", type=click.IntRange(min=1, max=999), default=1, show_default=True)
+@click.option("--rules", "rules_name", default="standard-8", show_default=True)
+@click.option("--seed", type=click.IntRange(min=0, max=2**64 - 1), required=True)
+@input_errors
+def batch_simulate_cmd(engine: str, master: str, partitions: int, out: Path, shoes: int,
+                       tables: int, rules_name: str, seed: int) -> None:
+    """Deal N shoes; the same seed gives the same shoes on either engine."""
+    from roads.scale import engines as e
+    from roads.simulate import Simulation
+
+    sim = Simulation(get_rules(rules_name), shoes=shoes, seed=seed, tables=tables)
+    if engine == "spark":
+        coups = e.simulate_spark(sim, out, e.SparkOptions(master, partitions))
+    else:
+        coups = e.simulate_local(sim, out)
+    click.echo(f"dealt {shoes:,} shoes ({coups:,} coups) on {engine} into {out}")
+
+
 @main.group("store")
 def store_group() -> None:
     """Inspect and maintain a store (Parquet dataset + live journal)."""

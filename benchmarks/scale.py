@@ -1,0 +1,67 @@
+"""Spark overhead against the local engine on the same data (local[2] on this machine).
+
+Run: .venv/bin/python -m benchmarks.scale [COUPS]
+Targets (issue 8): Spark roads + statistics on a 10-million-coup dataset no worse than 3x the
+local polars path; Spark simulation throughput per core within 2x of the local engine.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from roads.rules import get_rules
+from roads.scale import engines as e
+from roads.simulate import Simulation
+
+
+def timed(label: str, func: object) -> float:
+    start = time.perf_counter()
+    func()  # type: ignore[operator]
+    elapsed = time.perf_counter() - start
+    print(f"  {label}: {elapsed:.2f} s")
+    return elapsed
+
+
+def main() -> None:
+    coups = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000_000
+    work = Path(tempfile.mkdtemp(prefix="roads-scale-"))
+    options = e.SparkOptions("local[2]", partitions=8)
+    try:
+        sim = Simulation(get_rules("standard-8"), shoes=coups // 81 + 1, seed=8, tables=40)
+        e.simulate_local(sim, work / "data")
+        spark = e.spark_session(options)
+        small = Simulation(get_rules("standard-8"), shoes=200, seed=1)
+        e.simulate_local(small, work / "warm")
+        e.roads_spark(work / "warm", work / "w", "first-cell", options)  # JVM + workers up
+        e.stats_spark(work / "warm", work / "w", 0.99, options)
+        print(f"dataset: {sim.shoes:,} shoes (~{coups:,} coups)")
+        local_roads = timed("roads, local", lambda: e.roads_local(work / "data", work / "l",
+                                                                  "first-cell"))
+        spark_roads = timed("roads, spark", lambda: e.roads_spark(work / "data", work / "s",
+                                                                  "first-cell", options))
+        local_stats = timed("stats, local", lambda: e.stats_local(work / "data", work / "l",
+                                                                  0.99))
+        spark_stats = timed("stats, spark", lambda: e.stats_spark(work / "data", work / "s",
+                                                                  0.99, options))
+        print(f"Spark / local: roads {spark_roads / local_roads:.1f}x, statistics "
+              f"{spark_stats / local_stats:.1f}x, both "
+              f"{(spark_roads + spark_stats) / (local_roads + local_stats):.1f}x")
+        shoes = 40_000
+        run = Simulation(get_rules("standard-8"), shoes=shoes, seed=5, tables=10)
+        local_sim = timed("simulate, local", lambda: e.simulate_local(run, work / "sl"))
+        spark_sim = timed("simulate, spark", lambda: e.simulate_spark(run, work / "ss",
+                                                                      options))
+        print(f"simulation per core (2 cores each): local {shoes / local_sim / 2:,.0f} "
+              f"shoes/s, spark {shoes / spark_sim / 2:,.0f} shoes/s -> "
+              f"{spark_sim / local_sim:.1f}x slower")
+        spark.stop()
+    finally:
+        shutil.rmtree(work)
+
+
+if __name__ == "__main__":
+    main()
