@@ -29,7 +29,7 @@ def timed(label: str, func: object) -> float:
 def main() -> None:
     coups = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000_000
     work = Path(tempfile.mkdtemp(prefix="roads-scale-"))
-    options = e.SparkOptions("local[2]", partitions=8)
+    options = e.SparkOptions("local[2]", partitions=2)  # one task per core
     try:
         sim = Simulation(get_rules("standard-8"), shoes=coups // 81 + 1, seed=8, tables=40)
         e.simulate_local(sim, work / "data")

@@ -19,11 +19,19 @@ import polars as pl
 import pyarrow as pa
 
 from roads.board.board import LeadingTies
+from roads.board.bulk import _file_roads as file_roads
 from roads.board.bulk import store_roads
 from roads.errors import InputError
 from roads.parquet_io import AtomicParquetWriter, parts, scan
 from roads.rules import RuleSet
-from roads.scale.jobs import ROADS_DDL, STATS_DDL, partial_from_rows, roads_job, stats_job
+from roads.scale.jobs import (
+    ROADS_DDL,
+    STATS_DDL,
+    partial_from_rows,
+    roads_job,
+    spark_types,
+    stats_job,
+)
 from roads.schema import COUPS
 from roads.simulate import Simulation, batch_tables, write_simulation
 from roads.stats.randomness import randomness_tests
@@ -91,8 +99,14 @@ def roads_spark(store: Path, out: Path, leading_ties: LeadingTies,
     def job(table: pa.Table) -> pa.Table:
         return roads_job(table, leading_ties)
 
+    def per_file(path: str) -> pa.Table:
+        try:
+            return spark_types(file_roads(Path(path), leading_ties))
+        except InputError as exc:  # the same words as the per-shoe job
+            raise InputError(f"malformed coups: {exc}") from None
+
     columns = ["table_id", "shoe_id", "coup", "outcome"]
-    rows = _run_per_partition(spark, store, options, columns, job, ROADS_DDL)
+    rows = _run_per_partition(spark, store, options, columns, job, ROADS_DDL, per_file)
     # A shoe cut across input partitions came back in pieces: recompute those whole.
     split = rows.filter(pl.struct("table_id", "shoe_id").is_duplicated())
     if not split.is_empty():
@@ -148,19 +162,30 @@ def _collect(frame: Any) -> pl.DataFrame:
 
 
 def _run_per_partition(spark: Any, store: Path, options: SparkOptions, columns: list[str],
-                       job: Any, ddl: str) -> pl.DataFrame:
-    """Run ``job`` once per input partition, with no shuffle: the store's files hold whole
-    shoes, so each partition (one or more files) does too, apart from a file larger than
-    a split, which the callers detect and repair."""
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        received = list(batches)
-        if received:  # an empty input split sends no batch at all
-            table = pa.Table.from_batches(received)
-            if table.num_rows:
-                yield from job(table).to_batches()
+                       job: Any, ddl: str, per_file: Any = None) -> pl.DataFrame:
+    """Run ``job`` on every part file, the files spread over the executors.
 
-    frame = spark.read.parquet(*_coups_paths(store)).select(*columns)
-    return _collect(frame.mapInArrow(run, ddl))
+    Spark schedules file paths, and each executor reads its files with the same reader the
+    local engine uses (no JVM-to-Arrow conversion of the rows, no shuffle). Files hold
+    whole shoes; a shoe cut across files is detected and repaired by the callers. Paths are
+    strings, so object-storage URLs work where the executors can read them.
+    """
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            for path in batch.column(0).to_pylist():
+                if per_file is not None:  # the local engine's own per-file function
+                    yield from per_file(path).to_batches()
+                    continue
+                # No schema on read: a malformed file then fails in the job's own check,
+                # which names the shoe, rather than in the reader.
+                frame = pl.read_parquet(path, columns=columns)
+                if frame.height:
+                    yield from job(frame.to_arrow()).to_batches()
+
+    files = _coups_paths(store)
+    paths = spark.createDataFrame([(f,) for f in files], "path string")
+    paths = paths.repartition(min(len(files), max(1, options.partitions)))
+    return _collect(paths.mapInArrow(run, ddl))
 
 
 def _run_per_shoe(spark: Any, store: Path, options: SparkOptions, columns: list[str],

@@ -52,13 +52,17 @@ def canonical_coups(table: pa.Table) -> pl.DataFrame:
         raise InputError(f"malformed coups: {where}{exc}") from None
 
 
+def spark_types(table: pa.Table) -> pa.Table:
+    """Large strings and lists as Spark's Arrow types (string, list)."""
+    return table.cast(pa.schema([
+        (f.name, pa.string() if f.type == pa.large_string() else
+         pa.list_(f.type.value_type) if pa.types.is_large_list(f.type) else f.type)
+        for f in table.schema]))
+
+
 def roads_job(table: pa.Table, leading_ties: LeadingTies = "first-cell") -> pa.Table:
     """Per-shoe roads of the shoes in ``table`` (Spark types: no large strings)."""
-    out = shoe_roads(canonical_coups(table), leading_ties)
-    return out.to_arrow().cast(pa.schema([
-        (f.name, pa.string() if f.type == pa.large_string() else
-         pa.list_(pa.int16()) if pa.types.is_large_list(f.type) else f.type)
-        for f in out.to_arrow().schema]))
+    return spark_types(shoe_roads(canonical_coups(table), leading_ties).to_arrow())
 
 
 def stats_job(table: pa.Table) -> pa.Table:
@@ -76,10 +80,7 @@ def stats_job(table: pa.Table) -> pa.Table:
         pl.Series("hist", hist, dtype=pl.List(pl.Int64)),
         pl.Series("lags", lags, dtype=pl.List(pl.Int64)),
     ).cast({c: pl.Int64 for c in [*COUNT_COLUMNS, "span_us", *SEQ_COLUMNS]})
-    return frame.to_arrow().cast(pa.schema([
-        (f.name, pa.string() if f.type == pa.large_string() else
-         pa.list_(pa.int64()) if pa.types.is_large_list(f.type) else f.type)
-        for f in frame.to_arrow().schema]))
+    return spark_types(frame.to_arrow())
 
 
 def partial_from_rows(rows: pl.DataFrame, shoes: pl.DataFrame) -> object:
