@@ -227,10 +227,6 @@ PRESETS: dict[str, RuleSet] = {
 }
 
 
-def rule_set_names() -> list[str]:
-    return list(PRESETS)
-
-
 def get_rules(name_or_path: str) -> RuleSet:
     """A preset by name, or a custom rule set from a ``.toml`` file path."""
     if name_or_path in PRESETS:

@@ -24,7 +24,7 @@ from typing import Any
 import polars as pl
 
 from roads.errors import InputError
-from roads.ingest.readers import ReadOptions, detect_format, read
+from roads.ingest.readers import ReadOptions, detect_format, raw_rows, read
 from roads.ingest.validate import QUARANTINE_SCHEMA, validate
 from roads.parquet_io import scan
 from roads.rules import RuleSet
@@ -166,6 +166,12 @@ def ingest(paths: list[Path], store: Store, options: ReadOptions, rules: RuleSet
                               "input_sha256": digest, "ingest_run": run_id,
                               "rules": rules.name}, name=stem)
             rejected = pl.concat([checked.quarantine, conflict_rows])
+            if fmt == "csv" and rejected["row"].drop_nulls().len():
+                # CSV rows are kept verbatim under their own column names.
+                verbatim = raw_rows(path, rejected["row"].drop_nulls().to_list())
+                rejected = rejected.with_columns(
+                    pl.col("row").replace_strict(verbatim, default=None, return_dtype=pl.String)
+                    .fill_null(pl.col("raw")).alias("raw"))
             quarantine.append(rejected)
             row_flags = checked.flags
             if new.height != checked.coups.height:  # keep only the flags of stored coups
