@@ -15,6 +15,7 @@ import json
 import os
 import uuid
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -139,7 +140,14 @@ def ingest(paths: list[Path], store: Store, options: ReadOptions, rules: RuleSet
         if missing:
             raise InputError(f"{missing[0]}: no such file")
         for path in paths:
-            digest = file_digest(path)
+            # The digest is hashed beside reading and validating (hashlib frees the GIL);
+            # a file already ingested is then skipped before anything is written.
+            with ThreadPoolExecutor(max_workers=1) as hasher:
+                pending = hasher.submit(file_digest, path)
+                fmt = options.format if options.format != "auto" else detect_format(path)
+                staged = read(path, options)
+                checked = validate(staged, rules.decks)
+                digest = pending.result()
             entry: dict[str, Any] = {"file": str(path), "digest": digest}
             if digest in seen:
                 files.append({**entry, "skipped": f"already ingested (run {seen[digest]['run']})",
@@ -147,9 +155,6 @@ def ingest(paths: list[Path], store: Store, options: ReadOptions, rules: RuleSet
                 if progress:
                     progress(path)
                 continue
-            fmt = options.format if options.format != "auto" else detect_format(path)
-            staged = read(path, options)
-            checked = validate(staged, rules.decks)
             new, already, conflicts = _split_conflicts(store, checked.coups)
             conflict_rows = (
                 conflicts.select(pl.lit(str(path)).alias("file"),
