@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import random
 import sys
 from collections.abc import Callable
@@ -467,6 +468,73 @@ def check_cmd(store: Path, table_id: str | None, shoe_id: str | None, start: dat
         _print_checks(result)
     if flagged:
         sys.exit(1)
+
+
+@main.command("export")
+@click.option("--store", type=click.Path(path_type=Path), default=DEFAULT_STORE,
+              show_default=True, help="Store directory.")
+@click.option("--table", "table_id", help="Table (with --date, or alone with --from/--to).")
+@click.option("--shoe", "shoe_id", help="One shoe (with --table when ids repeat).")
+@click.option("--date", "day", type=click.DateTime(formats=["%Y-%m-%d"]),
+              help="One table-day (UTC).")
+@click.option("--from", "start", type=click.DateTime(formats=["%Y-%m-%d"]), help="First day.")
+@click.option("--to", "end", type=click.DateTime(formats=["%Y-%m-%d"]), help="Last day.")
+@click.option("--out", type=click.Path(path_type=Path), required=True,
+              help="New directory for the bundle.")
+@click.option("--sign", "key_file", type=click.Path(path_type=Path),
+              help="Ed25519 private key (PEM) to sign the manifest with.")
+@click.option("--by", "exported_by", default=lambda: os.environ.get("USER", "unknown"),
+              help="Who exports (recorded in the manifest).")
+@input_errors
+def export_cmd(store: Path, table_id: str | None, shoe_id: str | None, day: datetime | None,
+               start: datetime | None, end: datetime | None, out: Path,
+               key_file: Path | None, exported_by: str) -> None:
+    """Write a verifiable bundle: coups, shoes, corrections and journal events as CSV and
+    Parquet, with manifest.json (SHA-256 of every file) and an optional signature."""
+    from roads.audit.bundle import Slice, export_bundle
+    from roads.store.store import Store
+
+    if shoe_id is None and day is None and start is None and end is None:
+        raise InputError("choose --shoe S, --table T --date D, or --from D --to D")
+    if day is not None and table_id is None:
+        raise InputError("--date needs --table (a table-day)")
+    what = Slice(table_id, shoe_id, day.date() if day else None,
+                 start.date() if start else None, end.date() if end else None)
+    manifest = export_bundle(Store(store), what, out, exported_by, key_file)
+    rows = manifest["files"]["coups.parquet"]["rows"]
+    click.echo(f"exported {rows:,} coups, {manifest['journal']['events']:,} journal events "
+               f"into {out}" + (" (signed)" if key_file else ""))
+
+
+@main.command("verify")
+@click.argument("bundle", type=click.Path(path_type=Path))
+@click.option("--pubkey", type=click.Path(path_type=Path),
+              help="Ed25519 public key (PEM) the manifest must be signed with.")
+def verify_cmd(bundle: Path, pubkey: Path | None) -> None:
+    """Check every digest, row count, CSV against Parquet, the journal chain and the
+    signature. Exit 0 when all holds, 1 with the first discrepancy otherwise."""
+    from roads.audit.bundle import BundleError, verify
+
+    try:
+        manifest = verify(bundle, pubkey)
+    except BundleError as exc:
+        click.echo(f"FAILED: {exc}", err=True)
+        sys.exit(1)
+    click.echo(f"OK: {len(manifest['files'])} files, "
+               f"{manifest['files']['coups.parquet']['rows']:,} coups, "
+               f"{manifest['journal']['events']:,} journal events"
+               + (", signature valid" if pubkey else ""))
+
+
+@main.command("keys")
+@click.argument("private", type=click.Path(path_type=Path))
+@click.argument("public", type=click.Path(path_type=Path))
+def keys_cmd(private: Path, public: Path) -> None:
+    """Create an Ed25519 key pair for signing export bundles (PEM files)."""
+    from roads.audit.bundle import generate_keys
+
+    generate_keys(private, public)
+    click.echo(f"private key {private} (keep it secret), public key {public}")
 
 
 @main.group("batch")

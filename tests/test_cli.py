@@ -19,7 +19,8 @@ def run(*args: str) -> Any:
 
 @pytest.mark.parametrize("command", [[], ["rules"], ["odds"], ["simulate"], ["summary"],
                                      ["board"], ["ingest"], ["store"], ["store", "info"],
-                                     ["store", "compact"], ["stats"], ["check"]])
+                                     ["store", "compact"], ["stats"], ["check"], ["export"],
+                                     ["verify"], ["keys"], ["batch"], ["batch", "stats"]])
 def test_help_everywhere(command: list[str]) -> None:
     result = run(*command, "--help")
     assert result.exit_code == 0 and "Usage:" in result.output
@@ -208,3 +209,21 @@ def test_stats_and_check_commands(tmp_path: Path) -> None:
     assert report["flagged"] and any(f["check"] == "repeated shoe" for f in report["integrity"])
     empty = run("stats", "--store", str(tmp_path / "none"))
     assert "no coups" in empty.output
+
+
+def test_export_verify_and_keys_commands(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    run("simulate", "--shoes", "2", "--seed", "4", "--out", str(store), "--quiet")
+    priv, pub = tmp_path / "k.pem", tmp_path / "k.pub"
+    assert run("keys", str(priv), str(pub)).exit_code == 0
+    out = tmp_path / "bundle"
+    result = run("export", "--store", str(store), "--table", "SIM-01", "--shoe",
+                 "sim4-0000001", "--out", str(out), "--sign", str(priv), "--by", "auditor")
+    assert result.exit_code == 0 and "(signed)" in result.output
+    ok = CliRunner().invoke(main, ["verify", str(out), "--pubkey", str(pub)])
+    assert ok.exit_code == 0 and ok.output.startswith("OK:")
+    (out / "shoes.csv").write_text("tampered\n")
+    bad = CliRunner().invoke(main, ["verify", str(out), "--pubkey", str(pub)])
+    assert bad.exit_code == 1 and "FAILED: shoes.csv" in bad.output
+    usage = CliRunner().invoke(main, ["export", "--store", str(store), "--out", str(tmp_path)])
+    assert usage.exit_code == 2 and "choose --shoe" in usage.output

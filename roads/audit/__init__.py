@@ -1,0 +1,1 @@
+"""Compliance: verifiable export bundles and their offline verification."""

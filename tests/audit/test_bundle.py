@@ -1,0 +1,166 @@
+"""Export bundles: verifiable offline; any change, addition or deletion is caught."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from roads.audit.bundle import BundleError, Slice, export_bundle, generate_keys, sha256, verify
+from roads.ingest.readers import ReadOptions
+from roads.ingest.run import ingest
+from roads.rules import get_rules
+from roads.store.live import CoupEntry, LiveTables
+from roads.store.store import Store
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
+    s = Store(tmp_path_factory.mktemp("store"))
+    live = LiveTables(s.journal)
+    live.open_shoe("T1", "S1", "standard-8", "dealer", burn_cards=["3h", "Kd", "2c", "9s"])
+    for outcome in "BBPT":
+        live.enter_coup("T1", CoupEntry(outcome=outcome), "dealer")
+    live.enter_coup("T1", CoupEntry(player_cards=("9h", "Kd"), banker_cards=("5s", "2c")), "d")
+    live.amend_coup("T1", "S1", 2, CoupEntry(outcome="P"), "dealer", "keyed wrong", "super")
+    live.void_coup("T1", "S1", 4, "dealer", "double entry", "super")
+    live.close_shoe("T1", "dealer")
+    s.seal("T1", "S1")
+    return s
+
+
+@pytest.fixture(scope="module")
+def keys(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    root = tmp_path_factory.mktemp("keys")
+    generate_keys(root / "private.pem", root / "public.pem")
+    return root / "private.pem", root / "public.pem"
+
+
+def bundle_of(store: Store, tmp_path: Path, key: Path | None = None) -> Path:
+    out = tmp_path / "bundle"
+    export_bundle(store, Slice(table_id="T1", shoe_id="S1"), out, "auditor", key)
+    return out
+
+
+def test_bundle_contents_and_verification(store: Store, tmp_path: Path) -> None:
+    out = bundle_of(store, tmp_path)
+    manifest = verify(out)
+    assert manifest["parameters"] == {"table_id": "T1", "shoe_id": "S1"}
+    assert manifest["files"]["coups.parquet"]["rows"] == 4  # five entered, one voided
+    coups = pl.read_parquet(out / "coups.parquet")
+    assert "".join(coups["outcome"].cast(pl.String)) == "BPPP"
+    corrections = pl.read_csv(out / "corrections.csv")
+    assert corrections.select("kind", "coup", "original_outcome", "amended_outcome",
+                              "operator", "approver", "reason").rows() == [
+        ("coup_amended", 2, "B", "P", "dealer", "super", "keyed wrong"),
+        ("coup_voided", 4, "T", None, "dealer", "super", "double entry")]
+    assert manifest["journal"]["events"] == len((out / "journal.jsonl").read_text()
+                                                .splitlines())
+
+
+@pytest.mark.parametrize("name", ["coups.csv", "coups.parquet", "shoes.csv", "corrections.csv",
+                                  "journal.jsonl"])
+def test_changing_any_byte_of_any_file_fails(store: Store, tmp_path: Path, name: str) -> None:
+    out = bundle_of(store, tmp_path)
+    data = bytearray((out / name).read_bytes())
+    data[len(data) // 2] ^= 0x01
+    (out / name).write_bytes(bytes(data))
+    with pytest.raises(BundleError, match=re.escape(name) + " does not match its SHA-256"):
+        verify(out)
+
+
+def test_deleting_or_adding_a_file_fails(store: Store, tmp_path: Path) -> None:
+    out = bundle_of(store, tmp_path)
+    (out / "shoes.csv").unlink()
+    with pytest.raises(BundleError, match=r"shoes\.csv is listed in the manifest but missing"):
+        verify(out)
+    shutil.rmtree(out)
+    out = bundle_of(store, tmp_path)
+    (out / "notes.txt").write_text("added later")
+    with pytest.raises(BundleError, match=r"notes\.txt is in the bundle but not in the manifest"):
+        verify(out)
+
+
+def _reseal(out: Path, name: str) -> None:
+    """What a forger without the signing key can do: recompute a file's digest."""
+    manifest = json.loads((out / "manifest.json").read_text())
+    manifest["files"][name]["sha256"] = sha256(out / name)
+    manifest["files"][name]["bytes"] = (out / name).stat().st_size
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True))
+
+
+def test_editing_the_manifest_fails(store: Store, tmp_path: Path, keys: tuple[Path, Path]) -> None:
+    out = bundle_of(store, tmp_path)
+    manifest = json.loads((out / "manifest.json").read_text())
+    manifest["files"]["coups.csv"]["rows"] = 5
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(BundleError, match=r"coups\.csv has 4 rows, the manifest says 5"):
+        verify(out)
+    shutil.rmtree(out)
+    signed = bundle_of(store, tmp_path, keys[0])
+    text = (signed / "manifest.json").read_text().replace('"auditor"', '"someone"')
+    (signed / "manifest.json").write_text(text)
+    with pytest.raises(BundleError, match="signature does not match"):
+        verify(signed, keys[1])
+
+
+def test_a_broken_journal_link_fails(store: Store, tmp_path: Path) -> None:
+    out = bundle_of(store, tmp_path)
+    lines = (out / "journal.jsonl").read_text().splitlines()
+    event = json.loads(lines[3])
+    event["payload"]["outcome"] = "T"  # rewrite history
+    lines[3] = json.dumps(event)
+    (out / "journal.jsonl").write_text("\n".join(lines) + "\n")
+    _reseal(out, "journal.jsonl")
+    with pytest.raises(BundleError, match="journal chain broken: event 4 was altered"):
+        verify(out)
+
+
+def test_csv_and_parquet_must_agree(store: Store, tmp_path: Path) -> None:
+    out = bundle_of(store, tmp_path)
+    text = (out / "coups.csv").read_text().replace(",P,", ",B,", 1)
+    (out / "coups.csv").write_text(text)
+    _reseal(out, "coups.csv")
+    with pytest.raises(BundleError, match=r"coups\.csv and coups\.parquet disagree"):
+        verify(out)
+
+
+def test_a_signed_bundle_verifies_only_with_its_key(store: Store, tmp_path: Path,
+                                                     keys: tuple[Path, Path]) -> None:
+    out = bundle_of(store, tmp_path, keys[0])
+    assert verify(out, keys[1])["files"]
+    other_private, other_public = tmp_path / "o.pem", tmp_path / "o.pub"
+    generate_keys(other_private, other_public)
+    with pytest.raises(BundleError, match="signature does not match this public key"):
+        verify(out, other_public)
+    with pytest.raises(BundleError, match="give --pubkey"):
+        verify(out)
+    unsigned = tmp_path / "unsigned"
+    export_bundle(store, Slice(table_id="T1", shoe_id="S1"), unsigned, "a")
+    with pytest.raises(BundleError, match="not signed"):
+        verify(unsigned, keys[1])
+
+
+def test_bundle_round_trips_through_ingest(store: Store, tmp_path: Path) -> None:
+    out = bundle_of(store, tmp_path)
+    fresh = Store(tmp_path / "fresh")
+    result = ingest([out / "coups.parquet"], fresh, ReadOptions(), get_rules("standard-8"))
+    assert result.quarantined == 0
+    columns = ["table_id", "shoe_id", "coup", "outcome", "player_cards", "banker_cards"]
+    assert fresh.read_coups().select(columns).equals(store.read_coups("T1").select(columns))
+
+
+def test_export_refuses_a_used_directory_and_an_empty_slice(store: Store,
+                                                            tmp_path: Path) -> None:
+    from roads.errors import InputError
+
+    (tmp_path / "used").mkdir()
+    (tmp_path / "used" / "x").write_text("x")
+    with pytest.raises(InputError, match="must be new or empty"):
+        export_bundle(store, Slice(shoe_id="S1"), tmp_path / "used", "a")
+    with pytest.raises(InputError, match="nothing to export"):
+        export_bundle(store, Slice(table_id="T9", shoe_id="nope"), tmp_path / "b", "a")
