@@ -526,6 +526,52 @@ def verify_cmd(bundle: Path, pubkey: Path | None) -> None:
                + (", signature valid" if pubkey else ""))
 
 
+@main.command("audit")
+@click.option("--store", type=click.Path(path_type=Path), default=DEFAULT_STORE,
+              show_default=True, help="Store directory.")
+@click.option("--table", "table_id", help="Only this table.")
+@click.option("--from", "start", type=click.DateTime(formats=["%Y-%m-%d"]), help="First day.")
+@click.option("--to", "end", type=click.DateTime(formats=["%Y-%m-%d"]), help="Last day.")
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@input_errors
+def audit_cmd(store: Path, table_id: str | None, start: datetime | None, end: datetime | None,
+              as_json: bool) -> None:
+    """Every journaled action (entries, corrections, approvals, seals, purges) with who
+    and when."""
+    from roads.audit.trail import audit_trail
+    from roads.store.store import Store
+
+    rows = audit_trail(Store(store), table_id, start.date() if start else None,
+                       end.date() if end else None)
+    if as_json:
+        _emit_json(rows)
+        return
+    for r in rows:
+        where = f"{r['table_id']}/{r['shoe_id']}" if r["shoe_id"] else r["table_id"]
+        details = ", ".join(f"{k}={v}" for k, v in r["details"].items())
+        click.echo(f"{r['seq']:>7} {r['at'][:19]} {r['kind']:<13} {where:<24} "
+                   f"{r['actor'] or '-':<12} {details}")
+
+
+@main.command("purge")
+@click.option("--store", type=click.Path(path_type=Path), default=DEFAULT_STORE,
+              show_default=True, help="Store directory.")
+@click.option("--before", type=click.DateTime(formats=["%Y-%m-%d"]), required=True,
+              help="Delete day partitions older than this day.")
+@click.option("--profile", default="default", show_default=True,
+              help="Retention profile (nevada, new-jersey, maryland, nebraska, macau, default).")
+@click.option("--by", "actor", default=lambda: os.environ.get("USER", "unknown"),
+              help="Who purges (journaled).")
+@input_errors
+def purge_cmd(store: Path, before: datetime, profile: str, actor: str) -> None:
+    """Delete stored days older than --before; refused inside the retention period."""
+    from roads.audit.trail import purge
+    from roads.store.store import Store
+
+    removed = purge(Store(store), before.date(), actor, profile)
+    click.echo(f"purged {len(removed)} partition(s) before {before.date().isoformat()}")
+
+
 @main.command("keys")
 @click.argument("private", type=click.Path(path_type=Path))
 @click.argument("public", type=click.Path(path_type=Path))

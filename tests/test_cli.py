@@ -20,7 +20,8 @@ def run(*args: str) -> Any:
 @pytest.mark.parametrize("command", [[], ["rules"], ["odds"], ["simulate"], ["summary"],
                                      ["board"], ["ingest"], ["store"], ["store", "info"],
                                      ["store", "compact"], ["stats"], ["check"], ["export"],
-                                     ["verify"], ["keys"], ["batch"], ["batch", "stats"]])
+                                     ["verify"], ["keys"], ["batch"], ["batch", "stats"], ["audit"],
+                                     ["purge"]])
 def test_help_everywhere(command: list[str]) -> None:
     result = run(*command, "--help")
     assert result.exit_code == 0 and "Usage:" in result.output

@@ -29,7 +29,7 @@ from roads.errors import InputError
 
 GENESIS = "0" * 64
 KINDS = ("shoe_opened", "coup_entered", "coup_voided", "coup_amended", "shoe_closed",
-         "shoe_sealed")
+         "shoe_sealed", "data_purged")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (

@@ -1,0 +1,85 @@
+"""The audit trail and retention: who did what when, and what may be deleted.
+
+Every journaled action is listed with its actor and time (`roads audit`). Retention is a
+jurisdiction profile with a minimum period; `roads purge --before D` refuses to delete
+anything younger than that, and journals what it deletes before deleting it.
+"""
+
+from __future__ import annotations
+
+import shutil
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+from roads.errors import InputError
+from roads.store.store import Store
+
+#: Minimum retention in years by jurisdiction profile (as publicly summarised; check the
+#: regulation before relying on a figure).
+RETENTION_YEARS: dict[str, int] = {
+    "nevada": 5,
+    "new-jersey": 5,
+    "maryland": 5,
+    "nebraska": 7,
+    "macau": 5,
+    "default": 7,
+}
+
+
+def audit_trail(store: Store, table_id: str | None = None, start: date | None = None,
+                end: date | None = None) -> list[dict[str, Any]]:
+    """Every journaled action in order: sequence, time, kind, table, shoe, who, details."""
+    rows = []
+    for e in store.journal.events(table_id):
+        day = datetime.fromisoformat(e.at).date()
+        if (start and day < start) or (end and day > end):
+            continue
+        details = {k: v for k, v in e.payload.items()
+                   if k in ("coup", "reason", "approver", "rules", "files", "before",
+                            "partitions", "profile")}
+        rows.append({"seq": e.seq, "at": e.at, "kind": e.kind, "table_id": e.table_id,
+                     "shoe_id": e.shoe_id, "actor": e.actor, "details": details})
+    return rows
+
+
+def retention_cutoff(profile: str, today: date | None = None) -> date:
+    """The oldest day that must still be kept under ``profile``."""
+    if profile not in RETENTION_YEARS:
+        raise InputError(f"unknown retention profile {profile!r}; known: "
+                         f"{', '.join(RETENTION_YEARS)}")
+    today = today or datetime.now(UTC).date()
+    years = RETENTION_YEARS[profile]
+    try:
+        return today.replace(year=today.year - years)
+    except ValueError:  # 29 February in a year that has none
+        return today.replace(year=today.year - years, day=28)
+
+
+def purge(store: Store, before: date, actor: str, profile: str = "default",
+          today: date | None = None) -> list[str]:
+    """Delete the day partitions older than ``before``; refuse inside the retention period.
+
+    The deletion is journaled (who, when, which partitions, under which profile) before any
+    file goes, so the record of it survives even a crash half-way.
+    """
+    cutoff = retention_cutoff(profile, today)
+    if before > cutoff:
+        raise InputError(f"refused: {before.isoformat()} is inside the {profile} retention "
+                         f"period ({RETENTION_YEARS[profile]} years: data from "
+                         f"{cutoff.isoformat()} on must be kept)")
+    doomed: list[Path] = []
+    for table in ("coups", "shoes"):
+        for partition in sorted((store.root / table).glob("date=*")):
+            label = partition.name.removeprefix("date=")
+            if label != "undated" and date.fromisoformat(label) < before:
+                doomed.append(partition)
+    names = [str(p.relative_to(store.root)) for p in doomed]
+    if not doomed:
+        return []
+    store.journal.append("data_purged", "*", None,
+                         {"before": before.isoformat(), "partitions": names,
+                          "profile": profile}, actor)
+    for partition in doomed:
+        shutil.rmtree(partition)
+    return names
