@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
-import uuid
 from pathlib import Path
 from types import TracebackType
 
@@ -17,6 +15,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from roads.files import commit, temporary_name
 from roads.schema import schema
 
 PART_GLOB = "part-*.parquet"
@@ -36,14 +35,6 @@ def arrow_schema(table: str) -> pa.Schema:
     return pl.DataFrame(schema=schema(table)).to_arrow().schema
 
 
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 class AtomicParquetWriter:
     """Stream row groups into one Parquet file that appears only when complete.
 
@@ -55,7 +46,7 @@ class AtomicParquetWriter:
         self.path = path
         self.table = table
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._tmp = path.parent / f".tmp-{uuid.uuid4().hex}-{path.name}"
+        self._tmp = temporary_name(path)
         base = arrow_schema(table)
         self.schema = base.with_metadata({**(base.metadata or {}), **metadata})
         self._writer = pq.ParquetWriter(
@@ -84,10 +75,7 @@ class AtomicParquetWriter:
         if exc_type is not None:
             self._tmp.unlink(missing_ok=True)
             return
-        with open(self._tmp, "rb") as fh:
-            os.fsync(fh.fileno())
-        os.replace(self._tmp, self.path)
-        _fsync_dir(self.path.parent)
+        commit(self._tmp, self.path)
 
 
 def live_parts(directory: Path) -> list[Path]:

@@ -10,10 +10,7 @@ manifest's bytes. :func:`verify` needs nothing but the bundle (and the public ke
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import uuid
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -23,6 +20,7 @@ import polars as pl
 
 from roads import __version__
 from roads.errors import InputError
+from roads.files import publish, sha256
 from roads.schema import SCHEMA_VERSION
 from roads.store.journal import Event, verify_events
 from roads.store.store import Store
@@ -54,14 +52,6 @@ class Slice:
                 for k, v in self.__dict__.items() if v is not None}
 
 
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _csv_ready(frame: pl.DataFrame) -> pl.DataFrame:
     """Lists of cards as space-separated codes, times as ISO 8601: plain, portable CSV."""
     out = []
@@ -76,14 +66,6 @@ def _csv_ready(frame: pl.DataFrame) -> pl.DataFrame:
         else:
             out.append(col)
     return frame.select(out)
-
-
-def _publish(path: Path, write: Any) -> None:
-    tmp = path.parent / f".tmp-{uuid.uuid4().hex}-{path.name}"
-    write(tmp)
-    with open(tmp, "rb") as fh:
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
 
 
 def _select(store: Store, what: Slice) -> pl.DataFrame:
@@ -154,11 +136,11 @@ def export_bundle(store: Store, what: Slice, out: Path, exported_by: str,
     }
     files: dict[str, dict[str, Any]] = {}
     for name, frame in tables.items():
-        _publish(out / f"{name}.parquet", lambda p, f=frame: f.write_parquet(p))
-        _publish(out / f"{name}.csv", lambda p, f=frame: _csv_ready(f).write_csv(p))
+        publish(out / f"{name}.parquet", frame.write_parquet)
+        publish(out / f"{name}.csv", _csv_ready(frame).write_csv)
         for suffix in ("parquet", "csv"):
             files[f"{name}.{suffix}"] = {"rows": frame.height}
-    _publish(out / "journal.jsonl", lambda p: p.write_text(
+    publish(out / "journal.jsonl", lambda p: p.write_text(
         "".join(json.dumps(e.to_json(), ensure_ascii=False) + "\n" for e in journal),
         encoding="utf-8"))
     files["journal.jsonl"] = {"rows": len(journal)}
@@ -182,10 +164,10 @@ def export_bundle(store: Store, what: Slice, out: Path, exported_by: str,
         },
     }
     body = json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False).encode()
-    _publish(out / MANIFEST, lambda p: p.write_bytes(body))
+    publish(out / MANIFEST, lambda p: p.write_bytes(body))
     if key_file is not None:
         signature = _private_key(key_file).sign(body)
-        _publish(out / SIGNATURE, lambda p: p.write_bytes(signature))
+        publish(out / SIGNATURE, lambda p: p.write_bytes(signature))
     return manifest
 
 
@@ -298,4 +280,4 @@ def _check_signature(bundle: Path, body: bytes, public_key: Path | None) -> None
                           "(manifest changed, or signed with another key)") from None
 
 
-__all__ = ["BundleError", "Slice", "export_bundle", "generate_keys", "verify"]
+__all__ = ["BundleError", "Slice", "export_bundle", "generate_keys", "sha256", "verify"]

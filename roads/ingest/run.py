@@ -10,7 +10,6 @@ completes it (part files are named after the input's digest, so nothing is dupli
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import json
 import os
 import uuid
@@ -25,6 +24,7 @@ from typing import Any
 import polars as pl
 
 from roads.errors import InputError
+from roads.files import publish, publish_text, sha256
 from roads.ingest.readers import ReadOptions, detect_format, raw_rows, read
 from roads.ingest.validate import QUARANTINE_SCHEMA, validate
 from roads.parquet_io import scan
@@ -33,24 +33,6 @@ from roads.schema import SHOES, conform
 from roads.store.store import Store
 
 _CONTENT = ["outcome", "player_cards", "banker_cards", "player_total", "banker_total"]
-
-
-def file_digest(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".tmp-{uuid.uuid4().hex}-{path.name}"
-    with tmp.open("w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
 
 
 @contextmanager
@@ -143,7 +125,7 @@ def ingest(paths: list[Path], store: Store, options: ReadOptions, rules: RuleSet
             # The digest is hashed beside reading and validating (hashlib frees the GIL);
             # a file already ingested is then skipped before anything is written.
             with ThreadPoolExecutor(max_workers=1) as hasher:
-                pending = hasher.submit(file_digest, path)
+                pending = hasher.submit(sha256, path)
                 fmt = options.format if options.format != "auto" else detect_format(path)
                 staged = read(path, options)
                 checked = validate(staged, rules.decks)
@@ -202,23 +184,19 @@ def ingest(paths: list[Path], store: Store, options: ReadOptions, rules: RuleSet
         all_quarantine = pl.concat(quarantine) if quarantine else pl.DataFrame(
             schema=QUARANTINE_SCHEMA)
         if not all_quarantine.is_empty():
-            _write_atomic(store.root / "quarantine" / f"{run_id}.jsonl",
+            publish_text(store.root / "quarantine" / f"{run_id}.jsonl",
                           "".join(json.dumps({**r, "run": run_id}, ensure_ascii=False) + "\n"
                                   for r in all_quarantine.to_dicts()))
         all_flags = pl.concat(flags) if flags else None
         if all_flags is not None and not all_flags.is_empty():
-            path = store.root / "flags" / f"{run_id}.parquet"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.parent / f".tmp-{path.name}"
-            all_flags.write_parquet(tmp)
-            os.replace(tmp, path)
+            publish(store.root / "flags" / f"{run_id}.parquet", all_flags.write_parquet)
         totals = {k: sum(int(f.get(k, 0)) for f in files)
                   for k in ("rows_read", "accepted", "quarantined")}
         totals["flagged"] = sum(int(f.get("flagged", 0)) for f in files)
         report = {"run": run_id, "store": str(store.root), "rules": rules.name, "files": files,
                   "totals": totals}
         report_path = store.root / "ingest" / f"{run_id}.json"
-        _write_atomic(report_path, json.dumps(report, indent=2, ensure_ascii=False))
+        publish_text(report_path, json.dumps(report, indent=2, ensure_ascii=False))
     return IngestResult(report, report_path)
 
 

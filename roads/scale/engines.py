@@ -21,9 +21,10 @@ import pyarrow as pa
 from roads.board.board import LeadingTies
 from roads.board.bulk import _file_roads as file_roads
 from roads.board.bulk import store_roads
+from roads.engine import deal_batch, shoe_seeds
 from roads.errors import InputError
+from roads.files import publish, publish_text
 from roads.parquet_io import AtomicParquetWriter, parts, scan
-from roads.rules import RuleSet
 from roads.scale.jobs import (
     ROADS_DDL,
     STATS_DDL,
@@ -37,8 +38,6 @@ from roads.simulate import Simulation, batch_tables, write_simulation
 from roads.stats.randomness import randomness_tests
 from roads.stats.report import store_partial
 from roads.stats.summary import Partial, finalize, in_shoe_order
-
-ENGINES = ("local", "spark")
 
 
 @dataclass(frozen=True)
@@ -146,7 +145,7 @@ def stats_spark(store: Path, out: Path, level: float, options: SparkOptions) -> 
                              anti=True)
         rows = pl.concat([rest, whole])
     part = partial_from_rows(rows, scan(store, "shoes").collect())
-    result = _stats_from(part, level)  # type: ignore[arg-type]
+    result = _stats_from(part, level)
     _write_json(out / "stats.json", result)
     return result
 
@@ -222,8 +221,6 @@ def simulate_spark(sim: Simulation, out: Path, options: SparkOptions) -> int:
             for first, count in _runs(ids):
                 for lo in range(first, first + count, local.batch_shoes):
                     n = min(local.batch_shoes, first + count - lo)
-                    from roads.engine import deal_batch, shoe_seeds
-
                     dealt = deal_batch(rules, shoe_seeds(seed, lo, n))
                     coups, shoes = batch_tables(local, lo, dealt)
                     name = (f"part-engine-{rules.name}-s{seed}-t{tables}-"
@@ -262,23 +259,8 @@ def _write_result(directory: Path, table: pa.Table) -> None:
     """One Parquet file of results, published atomically."""
     import pyarrow.parquet as pq
 
-    directory.mkdir(parents=True, exist_ok=True)
-    tmp = directory / ".tmp-part-0.parquet"
-    pq.write_table(table, tmp)
-    os.replace(tmp, directory / "part-0.parquet")
+    publish(directory / "part-0.parquet", lambda tmp: pq.write_table(table, tmp))
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".tmp-{path.name}"
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False))
-    os.replace(tmp, path)
-
-
-def check_engine(engine: str) -> None:
-    if engine not in ENGINES:
-        raise InputError(f"engine must be one of {', '.join(ENGINES)}")
-
-
-__all__ = ["ENGINES", "RuleSet", "SparkOptions", "check_engine", "roads_local", "roads_spark",
-           "simulate_local", "simulate_spark", "stats_local", "stats_spark"]
+    publish_text(path, json.dumps(data, indent=2, ensure_ascii=False))

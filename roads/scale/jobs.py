@@ -15,8 +15,8 @@ from roads.board.board import LeadingTies
 from roads.board.bulk import shoe_roads
 from roads.errors import InputError
 from roads.schema import SchemaError, conform
-from roads.stats.sequence import MAX_RUN
-from roads.stats.summary import COUNT_COLUMNS, partial
+from roads.stats.sequence import MAX_RUN, SequenceStats
+from roads.stats.summary import COUNT_COLUMNS, Partial, partial
 
 _NO_SHOES = pl.DataFrame(schema={"table_id": pl.String, "shoe_id": pl.String,
                                  "rules": pl.String})
@@ -83,11 +83,8 @@ def stats_job(table: pa.Table) -> pa.Table:
     return spark_types(frame.to_arrow())
 
 
-def partial_from_rows(rows: pl.DataFrame, shoes: pl.DataFrame) -> object:
+def partial_from_rows(rows: pl.DataFrame, shoes: pl.DataFrame) -> Partial:
     """The :class:`~roads.stats.summary.Partial` of collected per-shoe rows."""
-    from roads.stats.sequence import SequenceStats
-    from roads.stats.summary import Partial
-
     rules = shoes.select("table_id", "shoe_id", "rules").unique(["table_id", "shoe_id"])
     by_shoe = rows.select("table_id", "shoe_id", *COUNT_COLUMNS, "span_us").join(
         rules, on=["table_id", "shoe_id"], how="left", maintain_order="left"

@@ -25,6 +25,7 @@ from typing import Any
 
 import polars as pl
 
+from roads.files import publish_text
 from roads.parquet_io import AtomicParquetWriter, file_metadata, live_parts, scan
 from roads.rules import get_rules
 from roads.schema import COUPS, SHOES, conform, provenance
@@ -226,10 +227,8 @@ class Store:
                 meta = {**file_metadata(parts[0]), "roads.compacted_from": str(len(parts))}
                 with AtomicParquetWriter(hidden, table, meta) as writer:
                     writer.write(frame.sort(keys).to_arrow())
-                note = partition / "_compaction.json"
-                tmp = partition / "._compaction.json.tmp"
-                tmp.write_text(json.dumps({"new": name, "old": [p.name for p in parts]}))
-                os.replace(tmp, note)
+                publish_text(partition / "_compaction.json",
+                             json.dumps({"new": name, "old": [p.name for p in parts]}))
                 _finish_compaction(partition)
                 merged += 1
                 removed += len(parts)

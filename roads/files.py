@@ -1,0 +1,60 @@
+"""Files that appear whole or not at all, and their digests — one place for both.
+
+Every output (Parquet parts, reports, quarantine, bundles, notes) is written under a hidden
+temporary name in its final directory, fsynced, renamed into place, and the directory
+fsynced, so a reader never sees half a file and a crash leaves only a ``.tmp-`` file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+
+def sha256(path: Path) -> str:
+    """SHA-256 of a file, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def temporary_name(path: Path) -> Path:
+    """A hidden, unique name beside ``path`` (readers skip it)."""
+    return path.parent / f".tmp-{uuid.uuid4().hex}-{path.name}"
+
+
+def fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def commit(tmp: Path, path: Path) -> None:
+    """Make a fully written temporary file durable and give it its final name."""
+    with open(tmp, "rb") as fh:
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    fsync_dir(path.parent)
+
+
+def publish(path: Path, write: Callable[[Path], object]) -> None:
+    """``write(tmp)`` the content, then publish it atomically as ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = temporary_name(path)
+    try:
+        write(tmp)
+        commit(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def publish_text(path: Path, text: str) -> None:
+    publish(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
