@@ -16,17 +16,21 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[test,spark]"
 	touch $(STAMP)
 
-# Debian's Chromium and ChromeDriver for the real-browser tests (never downloaded by a tool).
+# Debian's Chromium and ChromeDriver for the real-browser tests (never downloaded by a tool),
+# and the Noto CJK fonts the Chinese screens need.
+BROWSER_PACKAGES := chromium chromium-driver fonts-noto-cjk fonts-noto-core
 browsers:
-	@if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then \
+	@if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null \
+			|| ! fc-list | grep -q "Noto Sans CJK"; then \
 		SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
 		$$SUDO apt-get update -qq && \
-		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium chromium-driver; \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(BROWSER_PACKAGES); \
 	fi
 
+# A live dashboard of simulated tables on the local store (Ctrl-C stops it).
+PORT ?= 8050
 demo: $(STAMP)
-	$(BIN)/roads simulate --shoes 12 --tables 4 --seed 2026 --out $(STORE)
-	$(BIN)/roads summary --store $(STORE)
+	$(BIN)/roads serve --store $(STORE) --demo --demo-tables 6 --pace 3 --port $(PORT)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -47,6 +51,7 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks.ingest
 	$(BIN)/python -m benchmarks.stats
 	$(BIN)/python -m benchmarks.scale
+	$(BIN)/python -m benchmarks.screens
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -722,5 +722,7 @@ def store_compact_cmd(store: Path, before: datetime | None, as_json: bool) -> No
                    f"{report['files_replaced']} file(s); sealed {len(sealed)} pending shoe(s)")
 
 
+from roads import cli_live  # noqa: E402,F401  (registers serve and users)
+
 if __name__ == "__main__":
     main()

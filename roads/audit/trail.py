@@ -37,7 +37,8 @@ def audit_trail(store: Store, table_id: str | None = None, start: date | None = 
             continue
         details = {k: v for k, v in e.payload.items()
                    if k in ("coup", "reason", "approver", "rules", "files", "before",
-                            "partitions", "profile")}
+                            "partitions", "profile", "user", "role", "address", "request",
+                            "action", "key_id", "change")}
         rows.append({"seq": e.seq, "at": e.at, "kind": e.kind, "table_id": e.table_id,
                      "shoe_id": e.shoe_id, "actor": e.actor, "details": details})
     return rows

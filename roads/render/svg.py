@@ -266,8 +266,9 @@ def _road_body(board: Board, road: str, frame: _Frame, theme: Theme,
         parts.append(_big_road(board, frame, theme))
     else:
         parts.append(_derived(board, road, frame, theme))
-    if ask in ("B", "P") and road != "bead_plate":
-        parts.append(_ask_overlay(board, road, frame, theme, ask))
+    if ask in ("B", "P", "both") and road != "bead_plate":
+        for outcome in ("B", "P") if ask == "both" else (ask,):
+            parts.append(_ask_overlay(board, road, frame, theme, outcome))
     parts.append("</g>")
     return "".join(parts)
 
@@ -306,7 +307,8 @@ def scoreboard_svg(board: Board, *, theme: str = "classic", window: int | None =
     """The whole scoreboard: the five roads, the ask boxes and the shoe's counts.
 
     ``window``: visible Big Road columns (screens); None draws the full shoe (exports).
-    ``ask``: ``"B"`` or ``"P"`` blinks the hypothetical next cell on every road.
+    ``ask``: ``"B"`` or ``"P"`` blinks the hypothetical next cell on every road; ``"both"``
+    draws both (groups ``ask-b`` / ``ask-p``) for a screen that shows one on request.
     """
     t = get_theme(theme)
     lab = {**DEFAULT_LABELS, **(labels or {})}

@@ -29,7 +29,11 @@ from roads.errors import InputError
 
 GENESIS = "0" * 64
 KINDS = ("shoe_opened", "coup_entered", "coup_voided", "coup_amended", "shoe_closed",
-         "shoe_sealed", "data_purged")
+         "shoe_sealed", "data_purged", "table_closed", "correction_requested",
+         "correction_rejected", "user_added", "user_changed", "api_key_issued", "login",
+         "login_failed", "logout")
+#: The ``table_id`` of events that concern no table (logins, user changes).
+SYSTEM = "*"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
@@ -98,6 +102,13 @@ class ChainReport:
     reason: str | None = None
 
 
+_SELECT = "SELECT seq, at, kind, table_id, shoe_id, actor, payload, prev_hash, hash FROM events"
+
+
+def _event(r: tuple[Any, ...]) -> Event:
+    return Event(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6]), r[7], r[8])
+
+
 class Transaction:
     """Reads and appends inside one write-locked transaction (so checks cannot race)."""
 
@@ -110,15 +121,25 @@ class Transaction:
     def last(self, table_id: str, kinds: Sequence[str],
              shoe_id: str | None = None) -> Event | None:
         """The most recent event of one of ``kinds`` for a table (and shoe)."""
-        sql = (f"SELECT seq, at, kind, table_id, shoe_id, actor, payload, prev_hash, hash "
-               f"FROM events WHERE table_id = ? AND kind IN ({','.join('?' * len(kinds))})")
+        sql = f"{_SELECT} WHERE table_id = ? AND kind IN ({','.join('?' * len(kinds))})"
         args: list[Any] = [table_id, *kinds]
         if shoe_id is not None:
             sql += " AND shoe_id = ?"
             args.append(shoe_id)
         r = self.db.execute(sql + " ORDER BY seq DESC LIMIT 1", args).fetchone()
-        return None if r is None else Event(r[0], r[1], r[2], r[3], r[4], r[5],
-                                            json.loads(r[6]), r[7], r[8])
+        return None if r is None else _event(r)
+
+    def get(self, seq: int) -> Event | None:
+        """The event with sequence number ``seq``."""
+        r = self.db.execute(f"{_SELECT} WHERE seq = ?", (seq,)).fetchone()
+        return None if r is None else _event(r)
+
+    def decided(self, request_seq: int) -> Event | None:
+        """The approval or rejection that answered correction request ``request_seq``."""
+        r = self.db.execute(
+            f"{_SELECT} WHERE kind IN ('coup_voided', 'coup_amended', 'correction_rejected') "
+            "AND json_extract(payload, '$.request') = ? LIMIT 1", (request_seq,)).fetchone()
+        return None if r is None else _event(r)
 
     def coup_event(self, table_id: str, shoe_id: str, kind: str, coup: int) -> bool:
         """Whether an event of ``kind`` names coup ``coup`` of the shoe."""
@@ -126,6 +147,13 @@ class Transaction:
             "SELECT 1 FROM events WHERE table_id = ? AND shoe_id = ? AND kind = ? "
             "AND json_extract(payload, '$.coup') = ? LIMIT 1",
             (table_id, shoe_id, kind, coup)).fetchone() is not None
+
+    def coup_entered(self, table_id: str, shoe_id: str, coup: int) -> Event | None:
+        r = self.db.execute(
+            f"{_SELECT} WHERE table_id = ? AND shoe_id = ? AND kind = 'coup_entered' "
+            "AND json_extract(payload, '$.coup') = ? LIMIT 1", (table_id, shoe_id, coup)
+        ).fetchone()
+        return None if r is None else _event(r)
 
     def exists(self, table_id: str, shoe_id: str, kind: str) -> bool:
         return self.db.execute(
@@ -222,8 +250,7 @@ class Journal:
     def events(self, table_id: str | None = None, shoe_id: str | None = None,
                since: int = 0) -> list[Event]:
         """Events in order, optionally for one table or shoe, after sequence ``since``."""
-        sql = ("SELECT seq, at, kind, table_id, shoe_id, actor, payload, prev_hash, hash "
-               "FROM events WHERE seq > ?")
+        sql = f"{_SELECT} WHERE seq > ?"
         args: list[Any] = [since]
         if table_id is not None:
             sql += " AND table_id = ?"
@@ -232,8 +259,37 @@ class Journal:
             sql += " AND shoe_id = ?"
             args.append(shoe_id)
         rows = self._db().execute(sql + " ORDER BY seq", args).fetchall()
-        return [Event(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6]), r[7], r[8])
-                for r in rows]
+        return [_event(r) for r in rows]
+
+    def table_head(self, table_id: str) -> int:
+        """Sequence number of the newest event of one table (0 if none): a cheap change probe."""
+        row = self._db().execute("SELECT max(seq) FROM events WHERE table_id = ?",
+                                 (table_id,)).fetchone()
+        return int(row[0] or 0)
+
+    def last(self, table_id: str, kinds: Sequence[str]) -> Event | None:
+        """The newest event of one of ``kinds`` at a table."""
+        marks = ",".join("?" * len(kinds))
+        r = self._db().execute(f"{_SELECT} WHERE table_id = ? AND kind IN ({marks}) "
+                               "ORDER BY seq DESC LIMIT 1", (table_id, *kinds)).fetchone()
+        return None if r is None else _event(r)
+
+    def tables_since(self, seq: int) -> set[str]:
+        """Tables with an event after sequence ``seq`` (what changed since a screen drew)."""
+        rows = self._db().execute("SELECT DISTINCT table_id FROM events WHERE seq > ?",
+                                  (seq,)).fetchall()
+        return {r[0] for r in rows}
+
+    def count(self, table_id: str, kind: str) -> int:
+        row = self._db().execute("SELECT count(*) FROM events WHERE table_id = ? AND kind = ?",
+                                 (table_id, kind)).fetchone()
+        return int(row[0])
+
+    def tables(self) -> list[str]:
+        """Every table that has an event (the system pseudo-table excluded)."""
+        rows = self._db().execute("SELECT DISTINCT table_id FROM events WHERE table_id != ?",
+                                  (SYSTEM,)).fetchall()
+        return sorted(r[0] for r in rows)
 
     def head(self) -> tuple[int, str]:
         """Sequence number and hash of the newest event (0 and the genesis hash if none)."""

@@ -116,6 +116,47 @@ def enter_coup(table_id: str, entry: CoupEntry, actor: str) -> Action:
     return action
 
 
+_CONTENT = ("outcome", "player_cards", "banker_cards", "player_total", "banker_total",
+            "natural", "player_pair", "banker_pair")
+
+
+class CoupConflict(LiveError):
+    """A coup number already holds a different coup (never overwritten)."""
+
+
+def post_coup(journal: Journal, table_id: str, entry: CoupEntry, actor: str,
+              shoe_id: str | None = None, coup: int | None = None) -> tuple[Event, bool]:
+    """Enter a coup that names its shoe and number (API, card-reading shoe): idempotent.
+
+    Returns ``(event, created)``. Posting the same coup again returns the stored event with
+    ``created`` False; a different coup under a stored number raises :class:`CoupConflict`;
+    a number that is not the next one is refused.
+    """
+    payload = entry.payload()
+    with journal.transaction() as tx:
+        if shoe_id is not None and coup is not None:
+            stored = tx.coup_entered(table_id, shoe_id, coup)
+            if stored is not None:
+                if all(stored.payload.get(k) == payload.get(k) for k in _CONTENT
+                       if payload.get(k) is not None):
+                    return stored, False
+                raise CoupConflict(f"coup {coup} of shoe {shoe_id} at table {table_id} is "
+                                   "already stored with different content")
+        shoe = _open_shoe(tx, table_id)
+        if shoe is None:
+            raise LiveError(f"table {table_id} has no open shoe")
+        if shoe_id is not None and shoe.shoe_id != shoe_id:
+            raise LiveError(f"shoe {shoe_id} is not open at table {table_id} "
+                            f"(open: {shoe.shoe_id})")
+        last = tx.last(table_id, ("coup_entered",), shoe.shoe_id)
+        number = 1 if last is None else int(last.payload["coup"]) + 1
+        if coup is not None and coup != number:
+            raise LiveError(f"coup {coup} is out of order: the next coup of shoe "
+                            f"{shoe.shoe_id} is {number}")
+        return tx.append("coup_entered", table_id, shoe.shoe_id,
+                         {"coup": number, "source": "live", **payload}, actor), True
+
+
 def _correction_check(tx: Transaction, table_id: str, shoe_id: str, coup: int,
                       actor: str, reason: str, approver: str) -> None:
     if not reason.strip():
@@ -156,6 +197,67 @@ def close_shoe(table_id: str, actor: str) -> Action:
         if shoe is None:
             raise LiveError(f"table {table_id} has no open shoe")
         return tx.append("shoe_closed", table_id, shoe.shoe_id, {}, actor)
+    return action
+
+
+def close_table(table_id: str, actor: str) -> Action:
+    """The table closes for the day (screens show "closed"); refused while a shoe is open."""
+    def action(tx: Transaction) -> Event:
+        shoe = _open_shoe(tx, table_id)
+        if shoe is not None:
+            raise LiveError(f"table {table_id} has shoe {shoe.shoe_id} open; close it first")
+        return tx.append("table_closed", table_id, None, {}, actor)
+    return action
+
+
+def request_correction(table_id: str, shoe_id: str, coup: int, actor: str, reason: str,
+                       entry: CoupEntry | None = None) -> Action:
+    """A dealer asks to void (``entry`` None) or amend a coup; nothing changes until a
+    supervisor approves (:func:`decide_correction`)."""
+    if not reason.strip():
+        raise LiveError("a correction needs a reason")
+    new = entry.payload() if entry is not None else None
+
+    def action(tx: Transaction) -> Event:
+        if not tx.coup_event(table_id, shoe_id, "coup_entered", coup):
+            raise LiveError(f"shoe {shoe_id} at table {table_id} has no coup {coup}")
+        if tx.coup_event(table_id, shoe_id, "coup_voided", coup):
+            raise LiveError(f"coup {coup} of shoe {shoe_id} is already void")
+        return tx.append("correction_requested", table_id, shoe_id,
+                         {"coup": coup, "action": "void" if new is None else "amend",
+                          "reason": reason, **({"new": new} if new is not None else {})},
+                         actor)
+    return action
+
+
+def decide_correction(request_seq: int, approver: str, approve: bool,
+                      note: str = "") -> Action:
+    """A supervisor approves (the void or amendment is applied, naming both people) or
+    rejects a pending correction request; each request is decided once. Rejecting changes
+    no result, so the requester may withdraw their own request; approving needs another
+    person."""
+    def action(tx: Transaction) -> Event:
+        req = tx.get(request_seq)
+        if req is None or req.kind != "correction_requested" or req.shoe_id is None:
+            raise LiveError(f"no correction request {request_seq}")
+        if tx.decided(request_seq) is not None:
+            raise LiveError(f"correction request {request_seq} was already decided")
+        if approve and req.actor == approver:
+            raise LiveError("a correction needs an approver other than the operator who asks")
+        p = req.payload
+        if not approve:
+            return tx.append("correction_rejected", req.table_id, req.shoe_id,
+                             {"coup": p["coup"], "request": request_seq, "reason": note},
+                             approver)
+        requester = req.actor or ""
+        _correction_check(tx, req.table_id, req.shoe_id, p["coup"], requester, p["reason"],
+                          approver)
+        body = {"coup": p["coup"], "reason": p["reason"], "approver": approver,
+                "request": request_seq}
+        if p["action"] == "void":
+            return tx.append("coup_voided", req.table_id, req.shoe_id, body, requester)
+        return tx.append("coup_amended", req.table_id, req.shoe_id, {**body, "new": p["new"]},
+                         requester)
     return action
 
 

@@ -1,0 +1,1 @@
+"""The Dash dashboard, table-side screens, operator entry and HTTP API (``roads serve``)."""

@@ -1,0 +1,38 @@
+"""The server: one FastAPI application carrying the Dash dashboard, the table-side screens'
+push channel, operator entry, the HTTP API and ``/health`` (served by uvicorn)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from dash import Dash
+from fastapi.staticfiles import StaticFiles
+
+from dashboard.api import api_router, health, install_errors
+from dashboard.config import SiteConfig
+from dashboard.context import Context
+from dashboard.pages import register, shell
+from dashboard.web import web_router
+
+HERE = Path(__file__).parent
+
+
+def create_app(root: Path, site: SiteConfig | None = None) -> tuple[Dash, Context]:
+    """The Dash app (``app.server`` is the FastAPI application) and its shared context."""
+    ctx = Context.open(root, site or SiteConfig())
+    # update_title=None: a kiosk never shows "Updating..." in its title (typed as str).
+    app = Dash(__name__, backend="fastapi", title=ctx.site.casino,
+               update_title=None,  # type: ignore[arg-type]
+               serve_locally=True, suppress_callback_exceptions=True,
+               assets_folder=str(HERE / "assets"))
+    server: Any = app.server
+    server.title = "Baccarat Roads API"
+    server.add_api_route("/health", lambda: health(ctx), methods=["GET"], tags=["health"])
+    server.include_router(api_router(ctx))
+    server.include_router(web_router(ctx))
+    server.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
+    install_errors(server)
+    app.layout = shell(ctx)
+    register(app, ctx)
+    return app, ctx

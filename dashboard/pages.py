@@ -1,0 +1,231 @@
+"""The Dash web dashboard: every table at a glance, a table's full board and statistics, and
+the history browser. Layout builders are plain functions of data; callbacks only fetch the
+data (journal, store) and call them. Each live page polls with its own ``dcc.Interval`` and
+returns ``no_update`` while the journal has not moved, so idle pages cost one query a second.
+"""
+
+from __future__ import annotations
+
+import base64
+from datetime import date
+from typing import Any
+from urllib.parse import quote
+
+import polars as pl
+from dash import Dash, Input, Output, State, dcc, html, no_update
+
+from dashboard.api import stats_json
+from dashboard.context import Context
+from dashboard.figures import difference_figure, odds_figure, runs_figure, shares_figure
+from roads.board import Board
+from roads.render import road_svg, scoreboard_svg
+from roads.store.tables import TableState, shoe_coups, table_state
+
+GRAPH_CONFIG: Any = {"displayModeBar": False, "responsive": True}
+
+
+def svg_image(svg: str, alt: str, class_name: str = "") -> html.Img:
+    """An SVG from the one renderer, as an image (one element per board, not per cell)."""
+    data = base64.b64encode(svg.encode()).decode()
+    return html.Img(src=f"data:image/svg+xml;base64,{data}", alt=alt, className=class_name)
+
+
+def shell(ctx: Context) -> html.Div:
+    return html.Div([
+        dcc.Location(id="url"),
+        html.Nav([html.Span(ctx.site.casino, className="brand"),
+                  dcc.Link("Tables", href="/"), dcc.Link("History", href="/history"),
+                  html.A("Audit", href="/audit"), html.A("Log in", href="/login")],
+                 className="topnav"),
+        html.Div(id="page", className="page"),
+    ])
+
+
+# -- overview ---------------------------------------------------------------------------------
+def table_card(state: TableState, name: str) -> html.Div:
+    board = Board.from_coups(state.coups)
+    counts = board.counts()
+    last = state.coups[-1]["outcome"] if state.coups else None
+    alerts = [html.Li(f"{len(state.pending_corrections)} correction(s) awaiting approval")
+              ] if state.pending_corrections else []
+    mini = (svg_image(road_svg(board, "big_road", window=16, cell=14), f"Big Road {name}",
+                      "mini-road") if state.status == "open"
+            else html.Div(state.status.replace("_", " "), className="mini-status"))
+    t = quote(state.table_id)
+    return html.Div([
+        html.Div([dcc.Link(html.H3(name), href=f"/tables/{t}"),
+                  html.Span(state.status.replace("_", " "), className=f"badge {state.status}")],
+                 className="card-head"),
+        mini,
+        html.Div([html.Span(f"Shoe #{state.shoe_number}"),
+                  html.Span(f"{counts['coups']} coups"),
+                  html.Span(f"B {counts['banker']}", className="b"),
+                  html.Span(f"P {counts['player']}", className="p"),
+                  html.Span(f"T {counts['tie']}", className="t"),
+                  html.Span(f"last: {last}" if last else "", className=f"last o-{last}")],
+                 className="card-counts"),
+        html.Ul(alerts, className="alerts"),
+        html.Div([html.A("screen", href=f"/table/{t}"),
+                  html.A("operator", href=f"/operator/{t}")], className="card-links"),
+    ], className="table-card", id={"type": "table-card", "table": state.table_id})
+
+
+def overview(ctx: Context) -> html.Div:
+    return html.Div([html.H2("Tables"), html.Div(id="overview", className="table-grid"),
+                     dcc.Interval(id="overview-tick", interval=1000),
+                     dcc.Store(id="overview-seq")])
+
+
+# -- one table --------------------------------------------------------------------------------
+def table_page(table_id: str) -> html.Div:
+    return html.Div([html.H2(f"Table {table_id}"), dcc.Store(id="table-id", data=table_id),
+                     dcc.Store(id="table-seq"), dcc.Interval(id="table-tick", interval=1500),
+                     html.Div(id="table-body")])
+
+
+def table_body(table_id: str, state: TableState, stats: dict[str, Any]) -> list[Any]:
+    if state.status != "open":
+        last: list[Any] = []
+        if state.shoe_id:
+            href = f"/shoes/{quote(table_id)}/{quote(state.shoe_id)}"
+            last = [" The last shoe: ", dcc.Link(state.shoe_id, href=href)]
+        return [html.P([f"No shoe in play ({state.status.replace('_', ' ')}).", *last],
+                       className="status")]
+    board = Board.from_coups(state.coups)
+    parts: list[Any] = [
+        html.P(f"Shoe {state.shoe_id} (#{state.shoe_number}), rules {state.rules}, "
+               f"{len(state.coups)} coups"),
+        svg_image(scoreboard_svg(board, labels=None), f"Board of table {table_id}", "board"),
+    ]
+    s = stats.get("statistics")
+    graphs = []
+    if s and s.get("coups"):
+        graphs += [dcc.Graph(figure=shares_figure(s), config=GRAPH_CONFIG),
+                   dcc.Graph(figure=runs_figure(s), config=GRAPH_CONFIG)]
+    graphs.append(dcc.Graph(figure=difference_figure([c["outcome"] for c in state.coups]),
+                            config=GRAPH_CONFIG))
+    if stats.get("live_odds"):
+        graphs.append(dcc.Graph(figure=odds_figure(stats["live_odds"]), config=GRAPH_CONFIG))
+    parts.append(html.Div(graphs, className="charts"))
+    tests = (stats.get("randomness") or {}).get("tests", [])
+    parts.append(html.H3("Randomness tests (Holm-adjusted, flagged at 99%)"))
+    parts.append(html.Table([html.Tr([html.Th(h) for h in ("test", "p", "adjusted", "flag")])]
+                            + [html.Tr([html.Td(t["test"]), html.Td(f"{t['p_value']:.4f}"),
+                                        html.Td(f"{t['p_adjusted']:.4f}"),
+                                        html.Td("FLAG" if t["flagged"] else "")])
+                               for t in tests], className="tests"))
+    findings = stats.get("integrity") or []
+    parts.append(html.H3("Integrity findings"))
+    parts.append(html.Ul([html.Li(f"[{f['severity']}] {f['explanation']}") for f in findings])
+                 if findings else html.P("None: every check passed.", className="ok"))
+    parts.append(html.P("Odds and statistics are information, not betting advice.",
+                        className="note"))
+    return parts
+
+
+# -- history ----------------------------------------------------------------------------------
+def history(ctx: Context) -> html.Div:
+    return html.Div([
+        html.H2("History"),
+        html.Div([dcc.Dropdown(id="history-table", placeholder="All tables",
+                               options=[{"label": t, "value": t} for t in ctx.table_ids()]),
+                  dcc.DatePickerRange(id="history-dates")], className="filters"),
+        html.Div(id="history-shoes"),
+    ])
+
+
+def shoe_list(shoes: pl.DataFrame) -> html.Div:
+    head = html.Tr([html.Th(h) for h in ("table", "shoe", "started (UTC)", "coups", "rules",
+                                         "source")])
+    rows = [html.Tr([html.Td(r["table_id"]),
+                     html.Td(dcc.Link(r["shoe_id"], href=f"/shoes/{quote(r['table_id'])}/"
+                                                         f"{quote(r['shoe_id'])}")),
+                     html.Td(str(r["started_at"])[:19] if r["started_at"] else ""),
+                     html.Td(r["coups"]), html.Td(r["rules"]), html.Td(str(r["source"]))])
+            for r in shoes.head(500).iter_rows(named=True)]
+    return html.Div(html.Table([head, *rows], className="shoes"), className="scroll")
+
+
+def shoe_page(ctx: Context, table_id: str, shoe_id: str) -> html.Div:
+    coups = shoe_coups(ctx.store, table_id, shoe_id)
+    if not coups:
+        return html.Div([html.H2("Not found"), html.P(f"No shoe {shoe_id} at {table_id}.")])
+    board = Board.from_coups(coups)
+    head = html.Tr([html.Th(h) for h in ("coup", "outcome", "player", "banker", "totals",
+                                         "pairs / natural", "source", "dealt (UTC)")])
+    rows = [html.Tr([
+        html.Td(c["coup"]), html.Td(c["outcome"], className=f"o-{c['outcome']}"),
+        html.Td(" ".join(c["player_cards"] or [])), html.Td(" ".join(c["banker_cards"] or [])),
+        html.Td("" if c["player_total"] is None else f"{c['player_total']}-{c['banker_total']}"),
+        html.Td(", ".join(k.replace("_", " ") for k in ("player_pair", "banker_pair",
+                                                         "natural") if c[k])),
+        html.Td(c["source"]), html.Td(str(c["dealt_at"])[:19])]) for c in coups]
+    return html.Div([html.H2(f"Table {table_id} — shoe {shoe_id}"),
+                     svg_image(scoreboard_svg(board), f"Board of shoe {shoe_id}", "board"),
+                     html.Div(html.Table([head, *rows], className="coups"),
+                              className="scroll")])
+
+
+def all_shoes(ctx: Context) -> pl.DataFrame:
+    """Sealed and ingested shoes from Parquet, plus live shoes not yet sealed."""
+    stored = ctx.store.read_shoes().select("table_id", "shoe_id", "started_at", "coups",
+                                           "rules", pl.col("source").cast(pl.String))
+    live = []
+    for t in ctx.journal.tables():
+        state = table_state(ctx.store, t)
+        if state.status == "open" and state.shoe_id:
+            live.append({"table_id": t, "shoe_id": state.shoe_id, "started_at": None,
+                         "coups": len(state.coups), "rules": state.rules, "source": "live"})
+    if live:
+        stored = pl.concat([stored, pl.DataFrame(live, schema=stored.schema)])
+    return stored.sort("started_at", descending=True, nulls_last=False)
+
+
+def register(app: Dash, ctx: Context) -> None:
+    """The thin callbacks."""
+
+    @app.callback(Output("page", "children"), Input("url", "pathname"))
+    def route(path: str | None) -> Any:
+        parts = [p for p in (path or "/").split("/") if p]
+        if not parts:
+            return overview(ctx)
+        if parts[0] == "tables" and len(parts) == 2:
+            return table_page(parts[1])
+        if parts[0] == "history":
+            return history(ctx)
+        if parts[0] == "shoes" and len(parts) == 3:
+            return shoe_page(ctx, parts[1], parts[2])
+        return html.Div([html.H2("Not found"), dcc.Link("All tables", href="/")])
+
+    @app.callback(Output("overview", "children"), Output("overview-seq", "data"),
+                  Input("overview-tick", "n_intervals"), State("overview-seq", "data"))
+    def refresh_overview(_: int | None, seen: int | None) -> Any:
+        head = ctx.journal.head()[0]
+        if seen == head:
+            return no_update, no_update
+        cards: list[Any] = [table_card(table_state(ctx.store, t), ctx.site.table(t).name)
+                            for t in ctx.table_ids()]
+        return cards or [html.P("No tables yet. Start with `roads serve --demo`.")], head
+
+    @app.callback(Output("table-body", "children"), Output("table-seq", "data"),
+                  Input("table-tick", "n_intervals"), State("table-id", "data"),
+                  State("table-seq", "data"))
+    def refresh_table(_: int | None, table_id: str, seen: int | None) -> Any:
+        seq = ctx.journal.table_head(table_id)
+        if seen == seq:
+            return no_update, no_update
+        return table_body(table_id, table_state(ctx.store, table_id),
+                          stats_json(ctx, table_id)), seq
+
+    @app.callback(Output("history-shoes", "children"), Input("history-table", "value"),
+                  Input("history-dates", "start_date"), Input("history-dates", "end_date"))
+    def refresh_history(table_id: str | None, start: str | None, end: str | None) -> Any:
+        shoes = all_shoes(ctx)
+        if table_id:
+            shoes = shoes.filter(pl.col("table_id") == table_id)
+        day = pl.col("started_at").dt.date()
+        if start:
+            shoes = shoes.filter(day.is_null() | (day >= date.fromisoformat(start[:10])))
+        if end:
+            shoes = shoes.filter(day.is_null() | (day <= date.fromisoformat(end[:10])))
+        return shoe_list(shoes)

@@ -1,0 +1,82 @@
+// Table-side screen: one WebSocket, whole-state messages, automatic reconnect.
+// Every state message replaces the whole screen body, and a message older than the one
+// shown (lower journal sequence) is ignored, so the screen is never partial or out of order.
+(function () {
+  "use strict";
+  const root = document.getElementById("screen-root");
+  if (!root) return;
+  const body = document.getElementById("screen-body");
+  const banner = document.getElementById("connection");
+  const table = root.dataset.table;
+  let lang = root.dataset.lang;
+  const theme = root.dataset.theme;
+  let shown = -1, socket = null, delay = 250, watchdog = null, askTimer = null;
+
+  function ask(outcome) {
+    root.classList.remove("asking-b", "asking-p");
+    void root.offsetWidth; // restart the blink
+    root.classList.add("asking-" + outcome.toLowerCase());
+    clearTimeout(askTimer);
+    askTimer = setTimeout(() => root.classList.remove("asking-b", "asking-p"), 4000);
+  }
+
+  function arm() {
+    clearTimeout(watchdog);
+    // The server pings every 15 s: silence for 40 s means a dead connection.
+    watchdog = setTimeout(() => socket && socket.close(), 40000);
+  }
+
+  function connect() {
+    const scheme = location.protocol === "https:" ? "wss" : "ws";
+    const url = `${scheme}://${location.host}/ws/tables/${encodeURIComponent(table)}` +
+      `?lang=${encodeURIComponent(lang)}&theme=${encodeURIComponent(theme)}`;
+    socket = new WebSocket(url);
+    socket.onopen = () => { delay = 250; arm(); };
+    socket.onmessage = (event) => {
+      arm();
+      const msg = JSON.parse(event.data);
+      if (msg.type === "state") {
+        if (msg.seq < shown) return;
+        shown = msg.seq;
+        body.innerHTML = msg.html;
+        root.dataset.seq = String(msg.seq);
+        root.dataset.status = msg.status;
+        banner.hidden = true;
+      } else if (msg.type === "ask") {
+        ask(msg.outcome);
+      }
+    };
+    socket.onclose = () => {
+      clearTimeout(watchdog);
+      banner.hidden = false;
+      // A restarted server may reuse nothing: the next connection resends the full state.
+      shown = -1;
+      setTimeout(connect, delay);
+      delay = Math.min(delay * 2, 4000);
+    };
+    socket.onerror = () => socket.close();
+  }
+
+  document.addEventListener("click", (event) => {
+    const box = event.target.closest && event.target.closest(".ask-box");
+    if (box) ask(box.classList.contains("ask-b") ? "B" : "P");
+    const button = event.target.closest && event.target.closest("button.lang");
+    if (button) {
+      // Switch language in place: reconnect with the new language, which resends the state.
+      lang = button.dataset.lang;
+      const url = new URL(location.href);
+      url.searchParams.set("lang", lang);
+      history.replaceState(null, "", url.toString());
+      document.documentElement.lang = lang;
+      document.querySelectorAll("button.lang").forEach(
+        (b) => b.classList.toggle("on", b.dataset.lang === lang));
+      delay = 0;
+      socket.close();
+    }
+  });
+  document.addEventListener("keydown", (event) => {
+    if (event.key === "b" || event.key === "B") ask("B");
+    if (event.key === "p" || event.key === "P") ask("P");
+  });
+  connect();
+})();

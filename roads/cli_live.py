@@ -1,0 +1,118 @@
+"""``roads serve`` and ``roads users``: the live server and its accounts (thin shells)."""
+
+from __future__ import annotations
+
+import secrets
+import sys
+from pathlib import Path
+
+import click
+
+from roads.auth import ROLES, Auth
+from roads.cli import DEFAULT_STORE, _emit_json, input_errors, main
+from roads.store.store import Store
+
+_STORE = click.option("--store", type=click.Path(path_type=Path), default=DEFAULT_STORE,
+                      show_default=True, help="Store directory.")
+
+
+def _auth(store: Path) -> Auth:
+    s = Store(store)
+    return Auth(store, s.journal)
+
+
+def _password(prompt: bool) -> str:
+    if not prompt:
+        return sys.stdin.readline().rstrip("\n")
+    return str(click.prompt("Password", hide_input=True, confirmation_prompt=True))
+
+
+@main.command("serve")
+@_STORE
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", type=click.IntRange(1, 65535), default=8050, show_default=True)
+@click.option("--config", "config_path", type=click.Path(path_type=Path, exists=True),
+              help="Site configuration (TOML): casino, logo, theme, language, tables.")
+@click.option("--demo", is_flag=True, help="Deal simulated tables through the entry path.")
+@click.option("--demo-tables", type=click.IntRange(1, 200), default=6, show_default=True)
+@click.option("--pace", type=click.FloatRange(min=0.05), default=4.0, show_default=True,
+              help="Demo: average seconds between coups at each table.")
+@input_errors
+def serve_cmd(store: Path, host: str, port: int, config_path: Path | None, demo: bool,
+              demo_tables: int, pace: float) -> None:
+    """Serve the dashboard, table screens (/table/ID), operator entry and the HTTP API."""
+    import uvicorn
+
+    from dashboard.app import create_app
+    from dashboard.config import load_config
+    from dashboard.demo import start_demo
+
+    app, ctx = create_app(store, load_config(config_path))
+    if demo:
+        tables = [f"T{i:02d}" for i in range(1, demo_tables + 1)]
+        if not ctx.auth.users():
+            for name, role in (("dealer", "dealer"), ("supervisor", "supervisor"),
+                               ("auditor", "auditor")):
+                password = secrets.token_urlsafe(12)
+                ctx.auth.add_user(name, role, password, by="demo")
+                click.echo(f"demo user {name} ({role}) password: {password}")
+        start_demo(ctx.store, tables, pace)
+        click.echo(f"demo: {demo_tables} tables dealing a coup every ~{pace:g} s")
+    click.echo(f"Dashboard: http://{host}:{port}/   table screen: http://{host}:{port}/table/"
+               f"{ctx.table_ids()[0] if ctx.table_ids() else 'T01'}   API: "
+               f"http://{host}:{port}/openapi.json", err=False)
+    # Screens hold their sockets open: shut down after 3 s instead of waiting for them.
+    uvicorn.run(app.server, host=host, port=port, log_level="warning",
+                ws_ping_interval=20, ws_ping_timeout=20, timeout_graceful_shutdown=3)
+
+
+@main.group("users")
+def users_group() -> None:
+    """Accounts (dealer, supervisor, auditor, viewer, admin) and table API keys."""
+
+
+@users_group.command("add")
+@click.argument("name")
+@click.option("--role", type=click.Choice(ROLES), required=True)
+@click.option("--password-stdin", is_flag=True, help="Read the password from stdin.")
+@_STORE
+@input_errors
+def users_add_cmd(name: str, role: str, password_stdin: bool, store: Path) -> None:
+    """Add a user (the password is hashed with scrypt; never stored)."""
+    _auth(store).add_user(name, role, _password(not password_stdin))
+    click.echo(f"user {name} added as {role}")
+
+
+@users_group.command("passwd")
+@click.argument("name")
+@click.option("--password-stdin", is_flag=True, help="Read the password from stdin.")
+@_STORE
+@input_errors
+def users_passwd_cmd(name: str, password_stdin: bool, store: Path) -> None:
+    """Set a user's password (ends the user's sessions)."""
+    _auth(store).set_password(name, _password(not password_stdin))
+    click.echo(f"password of {name} changed")
+
+
+@users_group.command("list")
+@_STORE
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@input_errors
+def users_list_cmd(store: Path, as_json: bool) -> None:
+    """List users and roles."""
+    users = _auth(store).users()
+    if as_json:
+        _emit_json(users)
+        return
+    for u in users:
+        click.echo(f"{u['name']:<20} {u['role']:<11} {u['created_at']}"
+                   f"{'  (disabled)' if u['disabled'] else ''}")
+
+
+@users_group.command("key")
+@click.option("--table", "table_id", required=True, help="The table the key may write to.")
+@_STORE
+@input_errors
+def users_key_cmd(table_id: str, store: Path) -> None:
+    """Issue an API key for one table (printed once; only its hash is kept)."""
+    click.echo(_auth(store).issue_key(table_id))

@@ -1,0 +1,134 @@
+"""Login, CSRF, roles and the supervised correction through the operator endpoints."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.dashboard.conftest import Server
+
+
+def _act(server: Server, csrf: str, **body: Any) -> Any:
+    return server.client.post("/operator/T1/action", json=body,
+                              headers={"X-CSRF-Token": csrf})
+
+
+def test_operator_page_needs_login(server: Server) -> None:
+    r = server.client.get("/operator/T1", follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"].startswith("/login?next=")
+    assert server.client.post("/operator/T1/action", json={"action": "coup"}).status_code == 401
+
+
+def test_login_form_needs_its_csrf_token(server: Server) -> None:
+    server.client.get("/login")
+    r = server.client.post("/login", content="user=dealer&password=correct+horse+battery"
+                           "&csrf=forged", headers={"content-type":
+                                                    "application/x-www-form-urlencoded"},
+                           follow_redirects=False)
+    assert r.status_code == 303 and "error=" in r.headers["location"]
+    assert "roads_session" not in server.client.cookies
+
+
+def test_login_never_redirects_off_site(server: Server) -> None:
+    page = server.client.get("/login")
+    token = page.text.split('name="csrf" value="')[1].split('"')[0]
+    r = server.client.post("/login", content="user=dealer&password=correct+horse+battery"
+                           f"&csrf={token}&next=//evil.example/x",
+                           headers={"content-type": "application/x-www-form-urlencoded"},
+                           follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"] == "/"
+
+
+def test_dealer_enters_coups_by_keypad_and_by_cards(server: Server) -> None:
+    csrf = server.login("dealer")
+    assert _act(server, csrf, action="open_shoe", shoe_id="S1").status_code == 200
+    r = _act(server, csrf, action="coup", outcome="B", banker_pair=True)
+    assert r.status_code == 200 and r.json()["coups"] == 1
+    assert r.json()["last"][0]["banker_pair"] is True
+    preview = _act(server, csrf, action="preview", player_cards="9h Kd", banker_cards="2c 3c")
+    assert preview.json()["message"] == "P 9-5"
+    bad = _act(server, csrf, action="coup", player_cards="2h 3d", banker_cards="Kc Qc")
+    assert bad.json()["ok"] is False and "impossible coup" in bad.json()["detail"]
+    assert bad.json()["coups"] == 1
+    ok = _act(server, csrf, action="coup", player_cards="9h Kd", banker_cards="2c 3c")
+    assert ok.json()["last"][0]["outcome"] == "P"
+    events = server.ctx.journal.events("T1", "S1")
+    assert [e.actor for e in events if e.kind == "coup_entered"] == ["dealer", "dealer"]
+
+
+def test_csrf_token_is_required_for_every_action(server: Server) -> None:
+    server.login("dealer")
+    r = server.client.post("/operator/T1/action", json={"action": "open_shoe"})
+    assert r.status_code == 403 and "CSRF" in r.json()["detail"]
+    r = _act(server, "wrong", action="open_shoe")
+    assert r.status_code == 403
+
+
+def test_viewer_and_auditor_cannot_write(server: Server) -> None:
+    for user in ("viewer", "auditor"):
+        csrf = server.login(user)
+        r = _act(server, csrf, action="open_shoe", shoe_id="S1")
+        assert r.status_code == 403 and "may not enter" in r.json()["detail"]
+        page = server.client.get("/operator/T1")
+        assert "Not allowed" in page.text
+    assert server.ctx.journal.table_head("T1") == server.ctx.journal.events("T1")[-1].seq
+    assert not [e for e in server.ctx.journal.events("T1") if e.kind == "shoe_opened"]
+
+
+def test_supervised_correction(server: Server) -> None:
+    dealer = server.login("dealer")
+    _act(server, dealer, action="open_shoe", shoe_id="S1")
+    for outcome in "BPB":
+        _act(server, dealer, action="coup", outcome=outcome)
+    r = _act(server, dealer, action="request_correction", shoe_id="S1", coup=2, outcome="T",
+             reason="keyed P for a tie")
+    assert r.status_code == 200 and len(r.json()["pending"]) == 1
+    request = r.json()["pending"][0]["request"]
+    # Nothing changes before approval, and the dealer cannot approve.
+    assert [c["outcome"] for c in r.json()["last"]] == ["B", "P", "B"]
+    denied = _act(server, dealer, action="approve", request=request)
+    assert denied.status_code == 403
+    supervisor = server.login("super")
+    ok = _act(server, supervisor, action="approve", request=request)
+    assert ok.status_code == 200 and ok.json()["pending"] == []
+    assert [c["outcome"] for c in ok.json()["last"]] == ["B", "T", "B"]
+    twice = _act(server, supervisor, action="approve", request=request)
+    assert twice.json()["ok"] is False and "already decided" in twice.json()["detail"]
+    amended = [e for e in server.ctx.journal.events("T1") if e.kind == "coup_amended"]
+    assert [(e.actor, e.payload["approver"], e.payload["reason"]) for e in amended] == \
+        [("dealer", "super", "keyed P for a tie")]
+    # The original stays queryable.
+    originals = server.ctx.store.read_coups("T1", "S1", originals=True)
+    assert originals["outcome"].cast(str).to_list() == ["B", "P", "B"]
+
+
+def test_supervisor_cannot_approve_own_request_and_can_reject(server: Server) -> None:
+    supervisor = server.login("super")
+    _act(server, supervisor, action="open_shoe", shoe_id="S1")
+    _act(server, supervisor, action="coup", outcome="B")
+    r = _act(server, supervisor, action="request_correction", shoe_id="S1", coup=1,
+             reason="void it")
+    request = r.json()["pending"][0]["request"]
+    own = _act(server, supervisor, action="approve", request=request)
+    assert own.json()["ok"] is False and "other than the operator" in own.json()["detail"]
+    reject = _act(server, supervisor, action="reject", request=request, note="no")
+    assert reject.status_code == 200 and reject.json()["coups"] == 1
+
+
+def test_auditor_reads_the_audit_trail(server: Server) -> None:
+    assert server.client.get("/audit", follow_redirects=False).status_code == 303
+    server.login("dealer")
+    assert server.client.get("/audit").status_code == 403
+    server.login("auditor")
+    page = server.client.get("/audit")
+    assert page.status_code == 200
+    for kind in ("user_added", "login", "api_key_issued"):
+        assert kind in page.text
+
+
+def test_table_screen_shell_and_security_headers(server: Server) -> None:
+    page = server.client.get("/table/T1?lang=ru")
+    assert page.status_code == 200
+    assert 'data-lang="ru"' in page.text and "/static/screen.js" in page.text
+    assert page.headers["x-frame-options"] == "DENY"
+    assert "default-src 'self'" in page.headers["content-security-policy"]
+    assert 'data-table="T1" data-lang="en"' in server.client.get("/table/T1?lang=xx").text
