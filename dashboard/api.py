@@ -71,7 +71,7 @@ class ShoeIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     shoe_id: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9._:-]+$")
     rules: str = "standard-8"
-    burn_cards: list[str] | None = Field(None, max_length=10)
+    burn_cards: list[str] | None = Field(None, max_length=11)
     cut_card_index: int | None = Field(None, ge=0, le=416)
 
     @field_validator("burn_cards")

@@ -14,6 +14,8 @@ from dashboard.config import SiteConfig
 from dashboard.context import Context
 from dashboard.pages import register, shell
 from dashboard.web import web_router
+from roads.board import Board
+from roads.render import scoreboard_svg
 
 HERE = Path(__file__).parent
 
@@ -35,4 +37,12 @@ def create_app(root: Path, site: SiteConfig | None = None) -> tuple[Dash, Contex
     install_errors(server)
     app.layout = shell(ctx)
     register(app, ctx)
+    _warm_up()
     return app, ctx
+
+
+def _warm_up() -> None:
+    """Load the compiled road kernels before the first screen asks (not on its first coup)."""
+    board = Board.from_outcomes("BPPTB")
+    board.to_dict()
+    scoreboard_svg(board, ask="both", window=26)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -116,6 +117,9 @@ class Hub:
                     await asyncio.wait_for(screen.ready.wait(), PING_SECONDS)
                 screen.ready.clear()
                 message, screen.latest = screen.latest or {"type": "ping"}, None
+                # The send time lets a screen (and the latency benchmark) tell server delay
+                # from browser delay.
+                message = {**message, "sent": round(time.time() * 1000)}
                 await socket.send_text(json.dumps(message, separators=(",", ":")))
         except (WebSocketDisconnect, RuntimeError, OSError):
             pass

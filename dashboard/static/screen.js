@@ -39,6 +39,7 @@
         if (msg.seq < shown) return;
         shown = msg.seq;
         body.innerHTML = msg.html;
+        root.dataset.sent = String(msg.sent);
         root.dataset.seq = String(msg.seq);
         root.dataset.status = msg.status;
         banner.hidden = true;

@@ -205,8 +205,11 @@ def _derived(board: Board, road: str, frame: _Frame, theme: Theme) -> str:
     return "".join(out)
 
 
-def _ask_overlay(board: Board, road: str, frame: _Frame, theme: Theme, ask: str) -> str:
-    """The hypothetical next cell of ``road`` if the next coup were ``ask``, blinking."""
+def _ask_overlay(board: Board, road: str, frame: _Frame, theme: Theme, ask: str,
+                 blink: bool = True) -> str:
+    """The hypothetical next cell of ``road`` if the next coup were ``ask``, blinking
+    (``blink`` False leaves the blinking to the page's CSS, for overlays shown on request:
+    a hidden SMIL animation still costs the browser a repaint every frame)."""
     a = board.ask(ask)  # type: ignore[arg-type]
     if road == "big_road":
         centre = frame.centre(*a.big_road_cell)
@@ -218,7 +221,7 @@ def _ask_overlay(board: Board, road: str, frame: _Frame, theme: Theme, ask: str)
         centre = frame.centre(*cell) if cell else None
         body = ("" if centre is None or colour is None
                 else _derived_mark(road, colour, *centre, frame.cell, theme))
-    return f'<g class="ask-{ask.lower()}">{body}{_BLINK}</g>' if body else ""
+    return f'<g class="ask-{ask.lower()}">{body}{_BLINK if blink else ""}</g>' if body else ""
 
 
 def _last_column(board: Board, road: str, with_asks: bool) -> int:
@@ -268,7 +271,7 @@ def _road_body(board: Board, road: str, frame: _Frame, theme: Theme,
         parts.append(_derived(board, road, frame, theme))
     if ask in ("B", "P", "both") and road != "bead_plate":
         for outcome in ("B", "P") if ask == "both" else (ask,):
-            parts.append(_ask_overlay(board, road, frame, theme, outcome))
+            parts.append(_ask_overlay(board, road, frame, theme, outcome, ask != "both"))
     parts.append("</g>")
     return "".join(parts)
 
