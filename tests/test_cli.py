@@ -21,7 +21,8 @@ def run(*args: str) -> Any:
                                      ["board"], ["ingest"], ["store"], ["store", "info"],
                                      ["store", "compact"], ["stats"], ["check"], ["export"],
                                      ["verify"], ["keys"], ["batch"], ["batch", "stats"], ["audit"],
-                                     ["purge"]])
+                                     ["purge"], ["serve"], ["users"], ["users", "add"],
+                                     ["users", "list"], ["users", "key"], ["users", "passwd"]])
 def test_help_everywhere(command: list[str]) -> None:
     result = run(*command, "--help")
     assert result.exit_code == 0 and "Usage:" in result.output
@@ -228,3 +229,21 @@ def test_export_verify_and_keys_commands(tmp_path: Path) -> None:
     assert bad.exit_code == 1 and "FAILED: shoes.csv" in bad.output
     usage = CliRunner().invoke(main, ["export", "--store", str(store), "--out", str(tmp_path)])
     assert usage.exit_code == 2 and "choose --shoe" in usage.output
+
+
+def test_users_add_list_and_key(tmp_path: Path) -> None:
+    store = str(tmp_path / "store")
+    added = CliRunner().invoke(main, ["users", "add", "ana", "--role", "supervisor",
+                                      "--password-stdin", "--store", store],
+                               input="a long enough password\n")
+    assert added.exit_code == 0, added.output
+    listed = json.loads(run("users", "list", "--json", "--store", store).output)
+    assert [(u["name"], u["role"]) for u in listed] == [("ana", "supervisor")]
+    key = run("users", "key", "--table", "T1", "--store", store).output.strip()
+    assert key.startswith("rk_") and len(key) > 40
+    short = CliRunner().invoke(main, ["users", "add", "bob", "--role", "dealer",
+                                      "--password-stdin", "--store", store], input="short\n")
+    assert short.exit_code == 2 and "at least 10" in short.output
+    role = CliRunner().invoke(main, ["users", "add", "bob", "--role", "boss",
+                                     "--password-stdin", "--store", store], input="x" * 12)
+    assert role.exit_code == 2
