@@ -17,11 +17,13 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 # Debian's Chromium and ChromeDriver for the real-browser tests (never downloaded by a tool),
-# and the Noto CJK fonts the Chinese screens need.
-BROWSER_PACKAGES := chromium chromium-driver fonts-noto-cjk fonts-noto-core
+# the Noto CJK fonts the Chinese screens need, DejaVu for the PDF report and poppler
+# (pdftoppm, pdftotext) for the tests that read the PDF back.
+BROWSER_PACKAGES := chromium chromium-driver fonts-noto-cjk fonts-noto-core fonts-dejavu-core \
+	poppler-utils
 browsers:
 	@if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null \
-			|| ! fc-list | grep -q "Noto Sans CJK"; then \
+			|| ! fc-list | grep -q "Noto Sans CJK" || ! command -v pdftoppm >/dev/null; then \
 		SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
 		$$SUDO apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(BROWSER_PACKAGES); \

@@ -485,12 +485,21 @@ def check_cmd(store: Path, table_id: str | None, shoe_id: str | None, start: dat
               help="Ed25519 private key (PEM) to sign the manifest with.")
 @click.option("--by", "exported_by", default=lambda: os.environ.get("USER", "unknown"),
               help="Who exports (recorded in the manifest).")
+@click.option("--format", "formats", default="pdf,csv,parquet", show_default=True,
+              help="Comma-separated: pdf, csv, parquet, xlsx (CSV and Parquet are always "
+                   "written).")
+@click.option("--page", "page_format", type=click.Choice(["A4", "Letter"]), default="A4",
+              show_default=True, help="PDF page size.")
+@click.option("--casino", help="Casino name on the PDF's cover.")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
 @input_errors
 def export_cmd(store: Path, table_id: str | None, shoe_id: str | None, day: datetime | None,
                start: datetime | None, end: datetime | None, out: Path,
-               key_file: Path | None, exported_by: str) -> None:
-    """Write a verifiable bundle: coups, shoes, corrections and journal events as CSV and
-    Parquet, with manifest.json (SHA-256 of every file) and an optional signature."""
+               key_file: Path | None, exported_by: str, formats: str, page_format: str,
+               casino: str | None, quiet: bool) -> None:
+    """Write a verifiable bundle: a PDF report, and coups, shoes, corrections and journal
+    events as CSV and Parquet (and XLSX), with manifest.json (SHA-256 of every file) and an
+    optional signature."""
     from roads.audit.bundle import Slice, export_bundle
     from roads.store.store import Store
 
@@ -500,7 +509,12 @@ def export_cmd(store: Path, table_id: str | None, shoe_id: str | None, day: date
         raise InputError("--date needs --table (a table-day)")
     what = Slice(table_id, shoe_id, day.date() if day else None,
                  start.date() if start else None, end.date() if end else None)
-    manifest = export_bundle(Store(store), what, out, exported_by, key_file)
+    chosen = tuple(f.strip().lower() for f in formats.split(",") if f.strip())
+    manifest = export_bundle(Store(store), what, out, exported_by, key_file,
+                             tuple(f for f in chosen if f in ("pdf", "xlsx")) +
+                             tuple(f for f in chosen if f not in ("pdf", "xlsx", "csv",
+                                                                  "parquet")),
+                             page_format, casino, progress=not quiet)
     rows = manifest["files"]["coups.parquet"]["rows"]
     click.echo(f"exported {rows:,} coups, {manifest['journal']['events']:,} journal events "
                f"into {out}" + (" (signed)" if key_file else ""))

@@ -10,19 +10,23 @@ manifest's bytes. :func:`verify` needs nothing but the bundle (and the public ke
 
 from __future__ import annotations
 
+import hashlib
 import json
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
 import polars as pl
+from tqdm import tqdm
 
 from roads import __version__
 from roads.errors import InputError
 from roads.files import publish, sha256
 from roads.schema import SCHEMA_VERSION
-from roads.store.journal import Event, verify_events
+from roads.store.journal import Event, canonical, verify_events
 from roads.store.store import Store
 
 MANIFEST = "manifest.json"
@@ -80,8 +84,19 @@ def _select(store: Store, what: Slice) -> pl.DataFrame:
     return coups
 
 
-def _corrections(events: list[Event], originals: pl.DataFrame) -> pl.DataFrame:
-    """Every void and amendment, with the coup as entered beside the corrected values."""
+def _corrections(events: list[Event], store: Store, what: Slice) -> pl.DataFrame:
+    """Every void and amendment, with the coup as entered beside the corrected values.
+
+    Only the corrected coups' originals are read into Python (an export of a million coups
+    has a handful of corrections)."""
+    fixes = [e for e in events if e.kind in ("coup_voided", "coup_amended")]
+    if not fixes:
+        return pl.DataFrame(schema=CORRECTIONS)
+    keys = pl.DataFrame([(e.table_id, e.shoe_id, int(e.payload["coup"])) for e in fixes],
+                        schema={"table_id": pl.String, "shoe_id": pl.String,
+                                "coup": pl.Int32}, orient="row").unique()
+    originals = store.read_coups(what.table_id, what.shoe_id, originals=True).join(
+        keys, on=["table_id", "shoe_id", "coup"], how="semi")
     first = {(r["table_id"], r["shoe_id"], r["coup"]): r for r in originals.to_dicts()}
 
     def cards(value: Any) -> str | None:
@@ -108,9 +123,59 @@ def _corrections(events: list[Event], originals: pl.DataFrame) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=CORRECTIONS)
 
 
+FORMATS = ("pdf", "csv", "parquet", "xlsx")
+#: Files whose digests make up the data digest printed on every PDF page.
+DATA_FILES = (*(f"{t}.{x}" for t in ("coups", "shoes", "corrections", "journal")
+                for x in ("parquet", "csv")), "journal.jsonl")
+JOURNAL: dict[str, pl.DataType] = {
+    "seq": pl.Int64(), "at": pl.String(), "kind": pl.String(), "table_id": pl.String(),
+    "shoe_id": pl.String(), "actor": pl.String(), "payload": pl.String(),
+    "prev_hash": pl.String(), "hash": pl.String()}
+
+
+def data_digest(files: dict[str, dict[str, Any]]) -> str:
+    """SHA-256 over the data files' names and digests: one number that names the data."""
+    body = "".join(f"{name} {files[name]['sha256']}\n" for name in sorted(files)
+                   if name in DATA_FILES)
+    return hashlib.sha256(body.encode()).hexdigest()
+
+
+def _journal_frame(journal: list[Event]) -> pl.DataFrame:
+    return pl.DataFrame([{**e.to_json(), "payload": canonical(e.payload)} for e in journal],
+                        schema=JOURNAL)
+
+
+def _xlsx(path: Path, tables: dict[str, pl.DataFrame]) -> None:
+    """One workbook, one sheet per table (split at Excel's 1,048,575 data rows)."""
+    import xlsxwriter
+
+    limit = 1_048_575
+    with xlsxwriter.Workbook(str(path), {"constant_memory": True,
+                                         "strings_to_numbers": False}) as book:
+        for name, frame in tables.items():
+            ready = _csv_ready(frame)
+            for part, start in enumerate(range(0, max(ready.height, 1), limit)):
+                sheet = book.add_worksheet(name if part == 0 else f"{name}_{part + 1}")
+                sheet.write_row(0, 0, ready.columns)
+                for r, row in enumerate(ready.slice(start, limit).iter_rows(), start=1):
+                    sheet.write_row(r, 0, row)
+
+
 def export_bundle(store: Store, what: Slice, out: Path, exported_by: str,
-                  key_file: Path | None = None) -> dict[str, Any]:
-    """Write the bundle for ``what`` into ``out`` (which must not exist or be empty)."""
+                  key_file: Path | None = None, formats: tuple[str, ...] = (),
+                  page_format: str = "A4", casino: str | None = None,
+                  progress: bool = False) -> dict[str, Any]:
+    """Write the bundle for ``what`` into ``out`` (which must not exist or be empty).
+
+    CSV and Parquet of every table are always written (they are what ``verify`` checks
+    against each other); ``formats`` adds ``pdf`` and/or ``xlsx``.
+    """
+    unknown = set(formats) - set(FORMATS)
+    if unknown:
+        raise InputError(f"unknown export format(s) {', '.join(sorted(unknown))}; "
+                         f"known: {', '.join(FORMATS)}")
+    if page_format not in ("A4", "Letter"):
+        raise InputError(f"page format must be A4 or Letter (got {page_format!r})")
     if out.exists() and any(out.iterdir()):
         raise InputError(f"{out}: the bundle directory must be new or empty")
     out.mkdir(parents=True, exist_ok=True)
@@ -119,8 +184,6 @@ def export_bundle(store: Store, what: Slice, out: Path, exported_by: str,
         raise InputError(f"nothing to export for {what.describe() or 'the whole store'}")
     keys = coups.select("table_id", "shoe_id").unique()
     shoes = store.read_shoes().join(keys, on=["table_id", "shoe_id"], how="semi")
-    originals = store.read_coups(what.table_id, what.shoe_id, originals=True).join(
-        keys, on=["table_id", "shoe_id"], how="semi")
     touched = {(t, s) for t, s in keys.iter_rows()}
     all_events = store.journal.events()
     mine = [e for e in all_events if (e.table_id, e.shoe_id) in touched]
@@ -130,30 +193,66 @@ def export_bundle(store: Store, what: Slice, out: Path, exported_by: str,
     else:
         journal = []
     tables = {
-        "coups": coups.sort("table_id", "shoe_id", "coup"),
+        "coups": coups,  # read_coups returns them in (table, shoe, coup) order
         "shoes": shoes.sort("table_id", "shoe_id"),
-        "corrections": _corrections(mine, originals),
+        "corrections": _corrections(mine, store, what),
+        "journal": _journal_frame(journal),
     }
+    bar = tqdm(total=coups.height * (2 + ("pdf" in formats) + ("xlsx" in formats)),
+               unit="coup", unit_scale=True, disable=not progress, desc="export")
     files: dict[str, dict[str, Any]] = {}
-    for name, frame in tables.items():
-        publish(out / f"{name}.parquet", frame.write_parquet)
-        publish(out / f"{name}.csv", _csv_ready(frame).write_csv)
-        for suffix in ("parquet", "csv"):
-            files[f"{name}.{suffix}"] = {"rows": frame.height}
+
+    def add(name: str, rows: int) -> None:
+        files[name] = {"rows": rows, "sha256": sha256(out / name),
+                       "bytes": (out / name).stat().st_size}
+
+    # polars writes without the GIL: the eight files are written side by side.
+    def writer(frame: pl.DataFrame, fmt: str) -> Callable[[Path], None]:
+        if fmt == "parquet":
+            return lambda p: frame.write_parquet(p)
+        return lambda p: _csv_ready(frame).write_csv(p)
+
+    jobs = [(f"{name}.{fmt}", frame, writer(frame, fmt)) for fmt in ("parquet", "csv")
+            for name, frame in tables.items()]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        for (name, frame, _), _done in zip(jobs, pool.map(
+                lambda job: publish(out / job[0], job[2]), jobs), strict=True):
+            add(name, frame.height)
+            if name.startswith("coups."):
+                bar.update(frame.height)
     publish(out / "journal.jsonl", lambda p: p.write_text(
         "".join(json.dumps(e.to_json(), ensure_ascii=False) + "\n" for e in journal),
         encoding="utf-8"))
-    files["journal.jsonl"] = {"rows": len(journal)}
-    for name, entry in files.items():
-        entry["sha256"] = sha256(out / name)
-        entry["bytes"] = (out / name).stat().st_size
+    add("journal.jsonl", len(journal))
+    digest = data_digest(files)
+    created = datetime.now(UTC).isoformat(timespec="seconds")
+    if "xlsx" in formats:
+        publish(out / "bundle.xlsx", lambda p: _xlsx(p, tables))
+        add("bundle.xlsx", sum(f.height for f in tables.values()))
+        bar.update(coups.height)
+    if "pdf" in formats:
+        from roads.audit.pdf import write_pdf
+        from roads.stats.report import report
+
+        meta = {"casino": casino, "software_version": __version__,
+                "schema_version": SCHEMA_VERSION, "exported_by": exported_by,
+                "created_at": created, "selection": _describe(what)}
+        name = f"report-{page_format.lower()}.pdf"
+        publish(out / name, lambda p: write_pdf(
+            p, coups=tables["coups"], shoes=tables["shoes"],
+            corrections=tables["corrections"], report=report(tables["coups"], tables["shoes"]),
+            meta=meta, digest=digest, page_format=page_format, progress=bar.update))
+        add(name, coups.height)
+    bar.close()
     manifest = {
         "format": "roads-export-1",
         "software_version": __version__,
         "schema_version": SCHEMA_VERSION,
-        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "created_at": created,
         "exported_by": exported_by,
-        "parameters": what.describe(),
+        "parameters": {**what.describe(), "formats": sorted({"csv", "parquet", *formats}),
+                       **({"page_format": page_format} if "pdf" in formats else {})},
+        "data_digest": digest,
         "files": files,
         "journal": {
             "events": len(journal),
@@ -169,6 +268,11 @@ def export_bundle(store: Store, what: Slice, out: Path, exported_by: str,
         signature = _private_key(key_file).sign(body)
         publish(out / SIGNATURE, lambda p: p.write_bytes(signature))
     return manifest
+
+
+def _describe(what: Slice) -> str:
+    parts = [f"{k} {v}" for k, v in what.describe().items()]
+    return ", ".join(parts) or "the whole store"
 
 
 def _private_key(path: Path) -> Any:
@@ -228,7 +332,12 @@ def verify(bundle: Path, public_key: Path | None = None) -> dict[str, Any]:
         if sha256(path) != entry["sha256"]:
             raise BundleError(f"{name} does not match its SHA-256 in the manifest "
                               "(file changed)")
-    for table in ("coups", "shoes", "corrections"):
+    if "data_digest" in manifest and data_digest(files) != manifest["data_digest"]:
+        raise BundleError("the data digest does not match the data files' digests "
+                          "(manifest changed)")
+    for table in ("coups", "shoes", "corrections", "journal"):
+        if f"{table}.parquet" not in files:
+            continue  # bundles written before the journal was exported as a table
         parquet = pl.read_parquet(bundle / f"{table}.parquet")
         csv = pl.read_csv(bundle / f"{table}.csv", infer_schema=False)
         for fmt, frame in (("parquet", parquet), ("csv", csv)):

@@ -14,7 +14,9 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy.stats import chi2, norm
+
+# scipy.special, not scipy.stats: the same functions, imported in a third of the time.
+from scipy.special import chdtrc, ndtr
 
 from roads.stats.sequence import SequenceStats
 
@@ -38,7 +40,7 @@ def chi_square(observed: list[int], expected: list[float]) -> tuple[float, int, 
         return None
     stat = float(sum((o - e) ** 2 / e for o, e in zip(observed, expected, strict=True)))
     df = len(observed) - 1
-    return stat, df, float(chi2.sf(stat, df))
+    return stat, df, float(chdtrc(df, stat))
 
 
 def runs_test(seq: SequenceStats) -> tuple[float, float] | None:
@@ -56,7 +58,7 @@ def runs_test(seq: SequenceStats) -> tuple[float, float] | None:
     if total_var <= 0:
         return None
     z = (float(seq.per_shoe[used, 2].sum()) - float(mean.sum())) / math.sqrt(total_var)
-    return z, float(2 * norm.sf(abs(z)))
+    return z, float(2 * ndtr(-abs(z)))
 
 
 def serial_correlation(seq: SequenceStats, lag: int) -> tuple[float, float, float] | None:
@@ -71,7 +73,7 @@ def serial_correlation(seq: SequenceStats, lag: int) -> tuple[float, float, floa
         return None
     r = cov / math.sqrt(vx * vy)
     z = r * math.sqrt(pairs)
-    return r, z, float(2 * norm.sf(abs(z)))
+    return r, z, float(2 * ndtr(-abs(z)))
 
 
 def randomness_tests(stats: dict[str, Any], seq: SequenceStats, level: float = 0.99,

@@ -15,12 +15,12 @@ from typing import Any
 import numba as nb
 import numpy as np
 import polars as pl
-from scipy.stats import norm
+from scipy.special import ndtri
 
 from roads.stats.expect import expectation
 from roads.stats.sequence import MAX_RUN, SequenceStats, expected_runs, sequence_stats
 
-Z99 = float(norm.ppf(0.995))
+Z99 = float(ndtri(0.995))
 
 
 def wilson(count: int, n: int, z: float = Z99) -> tuple[float, float]:

@@ -10,7 +10,15 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from roads.audit.bundle import BundleError, Slice, export_bundle, generate_keys, sha256, verify
+from roads.audit.bundle import (
+    BundleError,
+    Slice,
+    data_digest,
+    export_bundle,
+    generate_keys,
+    sha256,
+    verify,
+)
 from roads.ingest.readers import ReadOptions
 from roads.ingest.run import ingest
 from roads.rules import get_rules
@@ -49,7 +57,8 @@ def bundle_of(store: Store, tmp_path: Path, key: Path | None = None) -> Path:
 def test_bundle_contents_and_verification(store: Store, tmp_path: Path) -> None:
     out = bundle_of(store, tmp_path)
     manifest = verify(out)
-    assert manifest["parameters"] == {"table_id": "T1", "shoe_id": "S1"}
+    assert manifest["parameters"] == {"table_id": "T1", "shoe_id": "S1",
+                                      "formats": ["csv", "parquet"]}
     assert manifest["files"]["coups.parquet"]["rows"] == 4  # five entered, one voided
     coups = pl.read_parquet(out / "coups.parquet")
     assert "".join(coups["outcome"].cast(pl.String)) == "BPPP"
@@ -63,7 +72,7 @@ def test_bundle_contents_and_verification(store: Store, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("name", ["coups.csv", "coups.parquet", "shoes.csv", "corrections.csv",
-                                  "journal.jsonl"])
+                                  "journal.jsonl", "journal.csv", "journal.parquet"])
 def test_changing_any_byte_of_any_file_fails(store: Store, tmp_path: Path, name: str) -> None:
     out = bundle_of(store, tmp_path)
     data = bytearray((out / name).read_bytes())
@@ -90,6 +99,7 @@ def _reseal(out: Path, name: str) -> None:
     manifest = json.loads((out / "manifest.json").read_text())
     manifest["files"][name]["sha256"] = sha256(out / name)
     manifest["files"][name]["bytes"] = (out / name).stat().st_size
+    manifest["data_digest"] = data_digest(manifest["files"])
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True))
 
 
@@ -164,3 +174,25 @@ def test_export_refuses_a_used_directory_and_an_empty_slice(store: Store,
         export_bundle(store, Slice(shoe_id="S1"), tmp_path / "used", "a")
     with pytest.raises(InputError, match="nothing to export"):
         export_bundle(store, Slice(table_id="T9", shoe_id="nope"), tmp_path / "b", "a")
+
+
+def test_a_resealed_file_without_a_new_data_digest_fails(store: Store, tmp_path: Path) -> None:
+    out = bundle_of(store, tmp_path)
+    text = (out / "shoes.csv").read_text().replace("standard-8", "standard-6", 1)
+    (out / "shoes.csv").write_text(text)
+    manifest = json.loads((out / "manifest.json").read_text())
+    manifest["files"]["shoes.csv"]["sha256"] = sha256(out / "shoes.csv")
+    manifest["files"]["shoes.csv"]["bytes"] = (out / "shoes.csv").stat().st_size
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(BundleError, match="data digest does not match"):
+        verify(out)
+
+
+def test_journal_events_are_exported_as_csv_and_parquet_too(store: Store,
+                                                            tmp_path: Path) -> None:
+    out = bundle_of(store, tmp_path)
+    events = [json.loads(line) for line in (out / "journal.jsonl").read_text().splitlines()]
+    table = pl.read_parquet(out / "journal.parquet")
+    assert table["seq"].to_list() == [e["seq"] for e in events]
+    assert [json.loads(p) for p in table["payload"]] == [e["payload"] for e in events]
+    assert pl.read_csv(out / "journal.csv")["hash"].to_list() == [e["hash"] for e in events]
