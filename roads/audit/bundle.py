@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -23,6 +22,7 @@ import polars as pl
 from tqdm import tqdm
 
 from roads import __version__
+from roads.audit.stream import coup_chunks, write_chunks
 from roads.errors import InputError
 from roads.files import publish, sha256
 from roads.schema import SCHEMA_VERSION
@@ -72,18 +72,6 @@ def _csv_ready(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.select(out)
 
 
-def _select(store: Store, what: Slice) -> pl.DataFrame:
-    coups = store.read_coups(what.table_id, what.shoe_id)
-    day = pl.col("dealt_at").dt.date()
-    if what.day is not None:
-        coups = coups.filter(day == what.day)
-    if what.start is not None:
-        coups = coups.filter(day >= what.start)
-    if what.end is not None:
-        coups = coups.filter(day <= what.end)
-    return coups
-
-
 def _corrections(events: list[Event], store: Store, what: Slice) -> pl.DataFrame:
     """Every void and amendment, with the coup as entered beside the corrected values.
 
@@ -124,6 +112,7 @@ def _corrections(events: list[Event], store: Store, what: Slice) -> pl.DataFrame
 
 
 FORMATS = ("pdf", "csv", "parquet", "xlsx")
+PDF_MAX_COUPS = 50_000
 #: Files whose digests make up the data digest printed on every PDF page.
 DATA_FILES = (*(f"{t}.{x}" for t in ("coups", "shoes", "corrections", "journal")
                 for x in ("parquet", "csv")), "journal.jsonl")
@@ -145,20 +134,47 @@ def _journal_frame(journal: list[Event]) -> pl.DataFrame:
                         schema=JOURNAL)
 
 
-def _xlsx(path: Path, tables: dict[str, pl.DataFrame]) -> None:
-    """One workbook, one sheet per table (split at Excel's 1,048,575 data rows)."""
+def _xlsx(path: Path, coups: Path, tables: dict[str, pl.DataFrame]) -> None:
+    """One workbook, one sheet per table, the coups streamed from their Parquet file in
+    batches (split at Excel's 1,048,575 data rows a sheet)."""
+    import pyarrow.parquet as pq
     import xlsxwriter
 
     limit = 1_048_575
+
+    def frames() -> Iterator[tuple[str, pl.DataFrame]]:
+        for batch in pq.ParquetFile(coups).iter_batches(batch_size=100_000):
+            yield "coups", _csv_ready(pl.from_arrow(batch))  # type: ignore[arg-type]
+        for name, frame in tables.items():
+            yield name, _csv_ready(frame)
+
     with xlsxwriter.Workbook(str(path), {"constant_memory": True,
                                          "strings_to_numbers": False}) as book:
-        for name, frame in tables.items():
-            ready = _csv_ready(frame)
-            for part, start in enumerate(range(0, max(ready.height, 1), limit)):
-                sheet = book.add_worksheet(name if part == 0 else f"{name}_{part + 1}")
-                sheet.write_row(0, 0, ready.columns)
-                for r, row in enumerate(ready.slice(start, limit).iter_rows(), start=1):
-                    sheet.write_row(r, 0, row)
+        sheets: dict[str, tuple[Any, int, int]] = {}  # name -> (sheet, next row, part)
+        for name, frame in frames():
+            for row in frame.iter_rows():
+                sheet, r, part = sheets.get(name, (None, 0, 0))
+                if sheet is None or r > limit:
+                    part += 1
+                    sheet = book.add_worksheet(name if part == 1 else f"{name}_{part}")
+                    sheet.write_row(0, 0, frame.columns)
+                    r = 1
+                sheet.write_row(r, 0, row)
+                sheets[name] = (sheet, r + 1, part)
+            if name not in sheets:  # an empty table still gets its sheet and header
+                sheet = book.add_worksheet(name)
+                sheet.write_row(0, 0, frame.columns)
+                sheets[name] = (sheet, 1, 1)
+
+
+def _check_pdf_size(store: Store, what: Slice, events: list[Event]) -> None:
+    """A PDF lists every coup: refuse one that would run to thousands of pages."""
+    count = sum(c.height for c in coup_chunks(store, events, what.table_id, what.shoe_id,
+                                              what.day, what.start, what.end))
+    if count > PDF_MAX_COUPS:
+        raise InputError(f"a PDF of {count:,} coups would run to ~{count // 36:,} pages; "
+                         f"export at most {PDF_MAX_COUPS:,} coups with a PDF, or leave pdf "
+                         "out of --format")
 
 
 def export_bundle(store: Store, what: Slice, out: Path, exported_by: str,
@@ -179,12 +195,28 @@ def export_bundle(store: Store, what: Slice, out: Path, exported_by: str,
     if out.exists() and any(out.iterdir()):
         raise InputError(f"{out}: the bundle directory must be new or empty")
     out.mkdir(parents=True, exist_ok=True)
-    coups = _select(store, what)
-    if coups.is_empty():
+    bar = tqdm(unit="coup", unit_scale=True, disable=not progress, desc="export")
+    events = store.journal.events(what.table_id, what.shoe_id)
+    if "pdf" in formats:
+        _check_pdf_size(store, what, events)
+    files: dict[str, dict[str, Any]] = {}
+
+    def add(name: str, rows: int) -> None:
+        files[name] = {"rows": rows, "sha256": sha256(out / name),
+                       "bytes": (out / name).stat().st_size}
+
+    # The coups stream (bounded memory); the other tables are small.
+    rows, touched = write_chunks(
+        out / "coups.csv", out / "coups.parquet",
+        coup_chunks(store, events, what.table_id, what.shoe_id, what.day, what.start,
+                    what.end), _csv_ready, bar.update)
+    if not rows:
         raise InputError(f"nothing to export for {what.describe() or 'the whole store'}")
-    keys = coups.select("table_id", "shoe_id").unique()
+    add("coups.parquet", rows)
+    add("coups.csv", rows)
+    keys = pl.DataFrame(sorted(touched), schema={"table_id": pl.String, "shoe_id": pl.String},
+                        orient="row")
     shoes = store.read_shoes().join(keys, on=["table_id", "shoe_id"], how="semi")
-    touched = {(t, s) for t, s in keys.iter_rows()}
     all_events = store.journal.events()
     mine = [e for e in all_events if (e.table_id, e.shoe_id) in touched]
     if mine:  # the contiguous run covering them, so the chain can be walked offline
@@ -193,33 +225,15 @@ def export_bundle(store: Store, what: Slice, out: Path, exported_by: str,
     else:
         journal = []
     tables = {
-        "coups": coups,  # read_coups returns them in (table, shoe, coup) order
         "shoes": shoes.sort("table_id", "shoe_id"),
         "corrections": _corrections(mine, store, what),
         "journal": _journal_frame(journal),
     }
-    bar = tqdm(total=coups.height * (2 + ("pdf" in formats) + ("xlsx" in formats)),
-               unit="coup", unit_scale=True, disable=not progress, desc="export")
-    files: dict[str, dict[str, Any]] = {}
-
-    def add(name: str, rows: int) -> None:
-        files[name] = {"rows": rows, "sha256": sha256(out / name),
-                       "bytes": (out / name).stat().st_size}
-
-    # polars writes without the GIL: the eight files are written side by side.
-    def writer(frame: pl.DataFrame, fmt: str) -> Callable[[Path], None]:
-        if fmt == "parquet":
-            return lambda p: frame.write_parquet(p)
-        return lambda p: _csv_ready(frame).write_csv(p)
-
-    jobs = [(f"{name}.{fmt}", frame, writer(frame, fmt)) for fmt in ("parquet", "csv")
-            for name, frame in tables.items()]
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        for (name, frame, _), _done in zip(jobs, pool.map(
-                lambda job: publish(out / job[0], job[2]), jobs), strict=True):
-            add(name, frame.height)
-            if name.startswith("coups."):
-                bar.update(frame.height)
+    for name, frame in tables.items():
+        publish(out / f"{name}.parquet", frame.write_parquet)
+        add(f"{name}.parquet", frame.height)
+        publish(out / f"{name}.csv", _csv_ready(frame).write_csv)
+        add(f"{name}.csv", frame.height)
     publish(out / "journal.jsonl", lambda p: p.write_text(
         "".join(json.dumps(e.to_json(), ensure_ascii=False) + "\n" for e in journal),
         encoding="utf-8"))
@@ -227,10 +241,10 @@ def export_bundle(store: Store, what: Slice, out: Path, exported_by: str,
     digest = data_digest(files)
     created = datetime.now(UTC).isoformat(timespec="seconds")
     if "xlsx" in formats:
-        publish(out / "bundle.xlsx", lambda p: _xlsx(p, tables))
-        add("bundle.xlsx", sum(f.height for f in tables.values()))
-        bar.update(coups.height)
+        publish(out / "bundle.xlsx", lambda p: _xlsx(p, out / "coups.parquet", tables))
+        add("bundle.xlsx", rows + sum(f.height for f in tables.values()))
     if "pdf" in formats:
+        coups = pl.read_parquet(out / "coups.parquet")  # bounded by _check_pdf_size
         from roads.audit.pdf import write_pdf
         from roads.stats.report import report
 
@@ -239,8 +253,8 @@ def export_bundle(store: Store, what: Slice, out: Path, exported_by: str,
                 "created_at": created, "selection": _describe(what)}
         name = f"report-{page_format.lower()}.pdf"
         publish(out / name, lambda p: write_pdf(
-            p, coups=tables["coups"], shoes=tables["shoes"],
-            corrections=tables["corrections"], report=report(tables["coups"], tables["shoes"]),
+            p, coups=coups, shoes=tables["shoes"],
+            corrections=tables["corrections"], report=report(coups, tables["shoes"]),
             meta=meta, digest=digest, page_format=page_format, progress=bar.update))
         add(name, coups.height)
     bar.close()

@@ -19,6 +19,7 @@ from roads.audit.bundle import (
     sha256,
     verify,
 )
+from roads.errors import InputError
 from roads.ingest.readers import ReadOptions
 from roads.ingest.run import ingest
 from roads.rules import get_rules
@@ -166,8 +167,6 @@ def test_bundle_round_trips_through_ingest(store: Store, tmp_path: Path) -> None
 
 def test_export_refuses_a_used_directory_and_an_empty_slice(store: Store,
                                                             tmp_path: Path) -> None:
-    from roads.errors import InputError
-
     (tmp_path / "used").mkdir()
     (tmp_path / "used" / "x").write_text("x")
     with pytest.raises(InputError, match="must be new or empty"):
@@ -196,3 +195,25 @@ def test_journal_events_are_exported_as_csv_and_parquet_too(store: Store,
     assert table["seq"].to_list() == [e["seq"] for e in events]
     assert [json.loads(p) for p in table["payload"]] == [e["payload"] for e in events]
     assert pl.read_csv(out / "journal.csv")["hash"].to_list() == [e["hash"] for e in events]
+
+
+def test_streamed_chunks_equal_the_read_api(store: Store) -> None:
+    """Chunks of two rows, corrections applied per chunk, give the read API's coups."""
+    from roads.audit.stream import coup_chunks
+
+    events = store.journal.events()
+    streamed = pl.concat(list(coup_chunks(store, events, table_id="T1", rows=2)))
+    expected = store.read_coups("T1")
+    assert streamed.sort("shoe_id", "coup").equals(expected.sort("shoe_id", "coup"))
+
+
+def test_a_pdf_of_too_many_coups_is_refused_before_writing(store: Store, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    import roads.audit.bundle as bundle
+
+    monkeypatch.setattr(bundle, "PDF_MAX_COUPS", 3)
+    with pytest.raises(InputError, match="a PDF of 4 coups"):
+        export_bundle(store, Slice(table_id="T1", shoe_id="S1"), tmp_path / "b", "x",
+                      formats=("pdf",))
+    assert not any((tmp_path / "b").iterdir())

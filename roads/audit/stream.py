@@ -1,0 +1,110 @@
+"""The coups of an export, a bounded chunk at a time.
+
+A month of a casino group is tens of millions of coups: the bundle's ``coups`` table is read
+part file by part file in Arrow batches, filtered to the slice, corrected (the store's one
+:func:`~roads.store.store.apply_corrections`), and appended to the CSV and the Parquet file
+in the same pass, so memory holds one chunk whatever the range.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from datetime import date
+from pathlib import Path
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from roads.files import commit, temporary_name
+from roads.parquet_io import parts
+from roads.schema import conform
+from roads.store.journal import Event
+from roads.store.store import Store, apply_corrections
+
+CHUNK_ROWS = 250_000
+
+
+def _in_slice(frame: pl.DataFrame, table_id: str | None, shoe_id: str | None,
+              day: date | None, start: date | None, end: date | None) -> pl.DataFrame:
+    when = pl.col("dealt_at").dt.date()
+    keep = pl.lit(True)
+    if table_id is not None:
+        keep &= pl.col("table_id") == table_id
+    if shoe_id is not None:
+        keep &= pl.col("shoe_id") == shoe_id
+    if day is not None:
+        keep &= when == day
+    if start is not None:
+        keep &= when >= start
+    if end is not None:
+        keep &= when <= end
+    return frame.filter(keep)
+
+
+def coup_chunks(store: Store, events: list[Event], table_id: str | None = None,
+                shoe_id: str | None = None, day: date | None = None,
+                start: date | None = None, end: date | None = None,
+                rows: int = CHUNK_ROWS) -> Iterator[pl.DataFrame]:
+    """The slice's coups with corrections applied: sealed Parquet first, then live shoes."""
+    sealed = {(e.table_id, e.shoe_id) for e in events if e.kind == "shoe_sealed"}
+    for path in parts(store.root, "coups"):
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=rows):
+            frame = _in_slice(conform(pl.from_arrow(batch), "coups"),  # type: ignore[arg-type]
+                              table_id, shoe_id, day, start, end)
+            if frame.height:
+                yield apply_corrections(frame, events)
+    live: dict[tuple[str, str], list[Event]] = {}
+    for e in events:
+        if e.shoe_id is not None and (e.table_id, e.shoe_id) not in sealed:
+            live.setdefault((e.table_id, e.shoe_id), []).append(e)
+    for shoe_events in live.values():
+        if any(e.kind == "shoe_opened" for e in shoe_events):
+            frame = _in_slice(store.shoe_frames(shoe_events)[0], table_id, shoe_id, day,
+                              start, end)
+            if frame.height:
+                yield apply_corrections(frame, events).sort("coup")
+
+
+def write_chunks(csv_path: Path, parquet_path: Path, chunks: Iterator[pl.DataFrame],
+                 csv_ready: Callable[[pl.DataFrame], pl.DataFrame],
+                 progress: Callable[[int], object] | None = None) -> tuple[int, set[
+                     tuple[str, str]]]:
+    """Append every chunk to both files, published atomically at the end; returns the row
+    count and the (table, shoe) keys seen. Nothing is published when there are no rows."""
+    csv_tmp, parquet_tmp = temporary_name(csv_path), temporary_name(parquet_path)
+    total = 0
+    keys: set[tuple[str, str]] = set()
+    writer: pq.ParquetWriter | None = None
+    arrow_schema: pa.Schema | None = None
+    # Parquet encoding runs on a second thread (pyarrow and polars release the GIL) while
+    # this one formats the CSV; one worker keeps the chunks in order.
+    pending: list[Future[None]] = []
+    try:
+        with open(csv_tmp, "wb") as csv_fh, ThreadPoolExecutor(max_workers=1) as encoder:
+            for chunk in chunks:
+                table = chunk.to_arrow()
+                if writer is None:
+                    arrow_schema = table.schema
+                    writer = pq.ParquetWriter(parquet_tmp, arrow_schema)
+                pending.append(encoder.submit(writer.write_table, table.cast(arrow_schema)))
+                csv_ready(chunk).write_csv(csv_fh, include_header=total == 0)
+                total += chunk.height
+                keys.update(chunk.select("table_id", "shoe_id").unique().iter_rows())
+                if progress is not None:
+                    progress(chunk.height)
+        for future in pending:
+            future.result()
+        if writer is not None:
+            writer.close()
+            writer = None
+        if total:
+            commit(csv_tmp, csv_path)
+            commit(parquet_tmp, parquet_path)
+        return total, keys
+    finally:
+        if writer is not None:
+            writer.close()
+        csv_tmp.unlink(missing_ok=True)
+        parquet_tmp.unlink(missing_ok=True)
