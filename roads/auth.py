@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Literal
 
 from roads.errors import InputError
-from roads.store.journal import SYSTEM, Journal
+from roads.store.journal import SYSTEM, Journal, thread_connection
 
 Role = Literal["dealer", "supervisor", "auditor", "viewer", "admin"]
 ROLES: tuple[Role, ...] = ("dealer", "supervisor", "auditor", "viewer", "admin")
@@ -92,14 +92,7 @@ class Auth:
         self._db().executescript(_SCHEMA)
 
     def _db(self) -> sqlite3.Connection:
-        db: sqlite3.Connection | None = getattr(self._local, "db", None)
-        if db is None:
-            db = sqlite3.connect(self.path, isolation_level=None, timeout=30,
-                                 check_same_thread=False)
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=FULL")
-            self._local.db = db
-        return db
+        return thread_connection(self._local, self.path)
 
     # -- users ------------------------------------------------------------------------------
     def add_user(self, name: str, role: str, password: str, by: str = "cli") -> None:

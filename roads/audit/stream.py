@@ -48,23 +48,16 @@ def coup_chunks(store: Store, events: list[Event], table_id: str | None = None,
                 start: date | None = None, end: date | None = None,
                 rows: int = CHUNK_ROWS) -> Iterator[pl.DataFrame]:
     """The slice's coups with corrections applied: sealed Parquet first, then live shoes."""
-    sealed = {(e.table_id, e.shoe_id) for e in events if e.kind == "shoe_sealed"}
     for path in parts(store.root, "coups"):
         for batch in pq.ParquetFile(path).iter_batches(batch_size=rows):
             frame = _in_slice(conform(pl.from_arrow(batch), "coups"),  # type: ignore[arg-type]
                               table_id, shoe_id, day, start, end)
             if frame.height:
                 yield apply_corrections(frame, events)
-    live: dict[tuple[str, str], list[Event]] = {}
-    for e in events:
-        if e.shoe_id is not None and (e.table_id, e.shoe_id) not in sealed:
-            live.setdefault((e.table_id, e.shoe_id), []).append(e)
-    for shoe_events in live.values():
-        if any(e.kind == "shoe_opened" for e in shoe_events):
-            frame = _in_slice(store.shoe_frames(shoe_events)[0], table_id, shoe_id, day,
-                              start, end)
-            if frame.height:
-                yield apply_corrections(frame, events).sort("coup")
+    for live in store.unsealed_coups(events):
+        frame = _in_slice(live, table_id, shoe_id, day, start, end)
+        if frame.height:
+            yield apply_corrections(frame, events).sort("coup")
 
 
 def write_chunks(csv_path: Path, parquet_path: Path, chunks: Iterator[pl.DataFrame],

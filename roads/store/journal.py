@@ -56,6 +56,19 @@ BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
 """
 
 
+def thread_connection(local: threading.local, path: Path) -> sqlite3.Connection:
+    """This thread's connection to a SQLite file in WAL mode with durable commits
+    (``synchronous=FULL``): connections are cheap, sharing one across threads is not."""
+    db: sqlite3.Connection | None = getattr(local, "db", None)
+    if db is None:
+        db = sqlite3.connect(path, isolation_level=None, timeout=30, check_same_thread=False)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=FULL")
+        db.execute("PRAGMA busy_timeout=30000")
+        local.db = db
+    return db
+
+
 class JournalError(InputError):
     """An event the journal refuses (unknown kind, bad payload)."""
 
@@ -202,15 +215,7 @@ class Journal:
             db.executescript(_SCHEMA)
 
     def _db(self) -> sqlite3.Connection:
-        db: sqlite3.Connection | None = getattr(self._local, "db", None)
-        if db is None:
-            db = sqlite3.connect(self.path, isolation_level=None, timeout=30,
-                                 check_same_thread=False)
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=FULL")
-            db.execute("PRAGMA busy_timeout=30000")
-            self._local.db = db
-        return db
+        return thread_connection(self._local, self.path)
 
     @contextmanager
     def _connection(self) -> Iterator[sqlite3.Connection]:

@@ -151,6 +151,16 @@ class Store:
             self.seal(table_id, shoe_id)
         return pending
 
+    def unsealed_coups(self, events: list[Event]) -> list[pl.DataFrame]:
+        """Coups (as entered) of every journaled shoe not yet sealed into Parquet."""
+        sealed = {(e.table_id, e.shoe_id) for e in events if e.kind == "shoe_sealed"}
+        by_shoe: dict[tuple[str, str], list[Event]] = {}
+        for e in events:
+            if e.shoe_id is not None and (e.table_id, e.shoe_id) not in sealed:
+                by_shoe.setdefault((e.table_id, e.shoe_id), []).append(e)
+        return [self.shoe_frames(shoe_events)[0] for shoe_events in by_shoe.values()
+                if any(e.kind == "shoe_opened" for e in shoe_events)]
+
     # -- the one read API -------------------------------------------------------------------
     def read_coups(self, table_id: str | None = None, shoe_id: str | None = None,
                    originals: bool = False) -> pl.DataFrame:
@@ -164,17 +174,8 @@ class Store:
             lazy = lazy.filter(pl.col("table_id") == table_id)
         if shoe_id is not None:
             lazy = lazy.filter(pl.col("shoe_id") == shoe_id)
-        frames = [lazy.collect()]
         events = self.journal.events(table_id, shoe_id)
-        sealed = {(e.table_id, e.shoe_id) for e in events if e.kind == "shoe_sealed"}
-        by_shoe: dict[tuple[str, str], list[Event]] = {}
-        for e in events:
-            if e.shoe_id is not None and (e.table_id, e.shoe_id) not in sealed:
-                by_shoe.setdefault((e.table_id, e.shoe_id), []).append(e)
-        for shoe_events in by_shoe.values():
-            if any(e.kind == "shoe_opened" for e in shoe_events):
-                frames.append(self.shoe_frames(shoe_events)[0])
-        coups = pl.concat(frames)
+        coups = pl.concat([lazy.collect(), *self.unsealed_coups(events)])
         if not originals:
             coups = apply_corrections(coups, events)
         return coups.sort("table_id", "shoe_id", "coup")
