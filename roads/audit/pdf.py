@@ -29,15 +29,16 @@ _FONT_DIR = Path("/usr/share/fonts/truetype/dejavu")
 
 
 class _Report(FPDF):
-    def __init__(self, page_format: str, digest: str, title: str) -> None:
+    def __init__(self, page_format: str, digest: str, title: str, unicode: bool) -> None:
         super().__init__(orientation="P", unit="mm", format=page_format)
         self.digest = digest
         self.title_line = title
         self.set_auto_page_break(auto=True, margin=16)
         self.set_margins(14, 14, 14)
         self.alias_nb_pages()
-        if (_FONT_DIR / "DejaVuSans.ttf").is_file():
-            # A Unicode font, so table names and operators in any script print as typed.
+        if unicode and (_FONT_DIR / "DejaVuSans.ttf").is_file():
+            # A Unicode font, so table names and operators in any script print as typed
+            # (only when some text needs it: embedding it costs half a second).
             self.add_font("body", "", str(_FONT_DIR / "DejaVuSans.ttf"))
             self.add_font("body", "B", str(_FONT_DIR / "DejaVuSans-Bold.ttf"))
             self.family = "body"
@@ -47,6 +48,7 @@ class _Report(FPDF):
     def text_safe(self, text: str) -> str:
         if self.family == "body":
             return text
+        text = text.replace("–", "-").replace("—", "-")
         return text.encode("latin-1", "replace").decode("latin-1")
 
     def header(self) -> None:
@@ -260,13 +262,30 @@ def _statistics(pdf: _Report, report: dict[str, Any]) -> None:
             f"{f['explanation']}"), new_x="LMARGIN", new_y="NEXT")
 
 
+def _needs_unicode(meta: dict[str, Any], coups: pl.DataFrame,
+                   corrections: pl.DataFrame) -> bool:
+    """Whether any recorded text falls outside Latin-1 (the PDF core fonts)."""
+    texts = [str(v) for v in meta.values() if v is not None]
+    texts += coups["table_id"].unique().to_list() + coups["shoe_id"].unique().to_list()
+    for column in ("operator", "approver", "reason"):
+        texts += [t for t in corrections[column].to_list() if t]
+
+    def latin1(text: str) -> bool:
+        try:
+            text.replace("–", "-").replace("—", "-").encode("latin-1")
+        except UnicodeEncodeError:
+            return False
+        return True
+    return not all(latin1(t) for t in texts)
+
+
 def write_pdf(path: Path, *, coups: pl.DataFrame, shoes: pl.DataFrame,
               corrections: pl.DataFrame, report: dict[str, Any], meta: dict[str, Any],
               digest: str, page_format: str = "A4",
               progress: Callable[[int], None] | None = None) -> None:
     """Write the report to ``path`` (the caller publishes it atomically)."""
     title = f"{meta.get('casino') or 'Baccarat Roads'} — {meta.get('selection', '')}"
-    pdf = _Report(page_format, digest, title)
+    pdf = _Report(page_format, digest, title, _needs_unicode(meta, coups, corrections))
     pdf.set_title("Baccarat Roads compliance export")
     pdf.set_creator(f"baccarat-roads {meta['software_version']}")
     _cover(pdf, meta, coups, shoes)

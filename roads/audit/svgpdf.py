@@ -91,6 +91,8 @@ def _text(pdf: FPDF, el: ET.Element, x: float, y: float, k: float, font: str) ->
     pdf.set_font(font, style, size_pt)
     pdf.set_text_color(*_rgb(el.get("fill") or "#000000"))
     text: Any = el.text or ""
+    if font != "body":  # the core fonts are Latin-1
+        text = text.encode("latin-1", "replace").decode("latin-1")
     width = pdf.get_string_width(text)
     anchor = el.get("text-anchor", "start")
     left = x - width / 2 if anchor == "middle" else x - width if anchor == "end" else x

@@ -116,3 +116,16 @@ def test_unknown_format_and_page_size_are_refused(store: Store, tmp_path: Path) 
         export_bundle(store, Slice(shoe_id="S1"), tmp_path / "a", "x", formats=("docx",))
     with pytest.raises(InputError, match="A4 or Letter"):
         export_bundle(store, Slice(shoe_id="S1"), tmp_path / "b", "x", page_format="A3")
+
+
+def test_names_outside_latin1_print_as_typed(tmp_path: Path) -> None:
+    store = Store(tmp_path / "store")
+    live = LiveTables(store.journal)
+    live.open_shoe("Стол-7", "S1", "standard-8", "Αλέξης")
+    for player, banker in HANDS[:2]:
+        live.enter_coup("Стол-7", CoupEntry(player_cards=player, banker_cards=banker), "Αλέξης")
+    live.void_coup("Стол-7", "S1", 2, "Αλέξης", "ошибка ввода", "Мария")
+    out = tmp_path / "bundle"
+    export_bundle(store, Slice(table_id="Стол-7"), out, "auditor", formats=("pdf",))
+    text = " ".join(_text(out / "report-a4.pdf", layout=False).split())
+    assert "Стол-7" in text and "ошибка ввода" in text and "Мария" in text
