@@ -10,16 +10,22 @@ from __future__ import annotations
 
 import json
 import secrets
-from datetime import UTC, datetime
+import shutil
+import tempfile
+from datetime import UTC, date, datetime
 from html import escape
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote
 
 from fastapi import APIRouter, HTTPException, Request, WebSocket
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.background import BackgroundTask
+from starlette.concurrency import run_in_threadpool
 
 from dashboard.context import Context
 from dashboard.i18n import LANGUAGES, labels, language
+from roads.audit.bundle import Slice, export_bundle
 from roads.audit.trail import audit_trail
 from roads.auth import AuthError, RateLimited, Session
 from roads.board import Board
@@ -238,11 +244,63 @@ def web_router(ctx: Context) -> APIRouter:
             f"<td>{escape(r['actor'] or '')}</td>"
             f"<td>{escape(json.dumps(r['details'], ensure_ascii=False))}</td></tr>"
             for r in rows)
-        return _page("Audit trail", f'<main class="audit"><h1>Audit trail</h1><table>'
+        return _page("Audit trail", f'<main class="audit"><h1>Audit trail</h1>'
+                     f'<p><a href="/audit/export">Export a bundle</a></p><table>'
                      f'<tr><th>#</th><th>When (UTC)</th><th>Action</th><th>Table</th>'
                      f'<th>Shoe</th><th>Who</th><th>Details</th></tr>{cells}</table></main>')
 
+    @router.get("/audit/export")
+    def export_form(request: Request, error: str = "") -> Response:
+        session = _session(ctx, request)
+        if session is None:
+            return RedirectResponse("/login?next=/audit/export", 303)
+        if not session.can("audit"):
+            raise HTTPException(403, "exports are for auditors")
+        note = f'<p class="error" role="alert">{escape(error)}</p>' if error else ""
+        tables = "".join(f"<option>{escape(t)}</option>" for t in ctx.table_ids())
+        return _page("Export", _EXPORT.format(note=note, csrf=session.csrf, tables=tables))
+
+    @router.post("/audit/export")
+    async def export(request: Request) -> Response:
+        session = _session(ctx, request)
+        if session is None:
+            raise HTTPException(401, "log in first")
+        form = {k: v[0] for k, v in parse_qs((await request.body()).decode()).items()}
+        if not secrets.compare_digest(form.get("csrf", ""), session.csrf):
+            raise HTTPException(403, "missing or wrong CSRF token")
+        if not session.can("audit"):
+            raise HTTPException(403, "exports are for auditors")
+        try:
+            archive = await run_in_threadpool(_export_zip, ctx, form, session.user)
+        except (InputError, ValueError) as exc:
+            return RedirectResponse(f"/audit/export?error={quote(str(exc))}", 303)
+        return FileResponse(archive, media_type="application/zip",
+                            filename=archive.name,
+                            background=BackgroundTask(shutil.rmtree, archive.parent))
+
     return router
+
+
+def _export_zip(ctx: Context, form: dict[str, str], user: str) -> Path:
+    """Build a bundle in a private temporary directory and zip it (the export is journaled
+    by :func:`export_bundle` with the auditor's name)."""
+    def day(key: str) -> date | None:
+        return date.fromisoformat(form[key]) if form.get(key) else None
+    what = Slice(form.get("table") or None, form.get("shoe") or None, day("date"),
+                 day("from"), day("to"))
+    if not (what.shoe_id or what.day or what.start or what.end):
+        raise InputError("choose a shoe, a table-day or a date range")
+    formats = tuple(f for f in ("pdf", "xlsx") if form.get(f))
+    work = Path(tempfile.mkdtemp(prefix="roads-export-"))
+    try:
+        bundle = work / "bundle"
+        manifest = export_bundle(ctx.store, what, bundle, user, formats=formats,
+                                 page_format=form.get("page", "A4"), casino=ctx.site.casino)
+        name = f"roads-export-{manifest['data_digest'][:12]}"
+        return Path(shutil.make_archive(str(work / name), "zip", bundle))
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
 
 
 def _act(ctx: Context, table_id: str, kind: str, data: dict[str, Any], user: str) -> str:
@@ -280,6 +338,23 @@ def _act(ctx: Context, table_id: str, kind: str, data: dict[str, Any], user: str
                                               str(data.get("note", ""))))
     return f"request #{data['request']} {'approved' if approve else 'rejected'} ({event.kind})"
 
+
+_EXPORT = """
+<main class="login"><h1>Compliance export</h1>{note}
+<form method="post" action="/audit/export">
+<input type="hidden" name="csrf" value="{csrf}">
+<label>Table <select name="table"><option value="">all tables</option>{tables}</select></label>
+<label>Shoe <input name="shoe"></label>
+<label>Day (UTC) <input name="date" type="date"></label>
+<label>From <input name="from" type="date"></label>
+<label>To <input name="to" type="date"></label>
+<label><input type="checkbox" name="pdf" value="1" checked> PDF report</label>
+<label><input type="checkbox" name="xlsx" value="1"> XLSX workbook</label>
+<label>Page <select name="page"><option>A4</option><option>Letter</option></select></label>
+<button type="submit">Export bundle (zip)</button></form>
+<p>CSV, Parquet and manifest.json are always included; check it with
+<code>roads verify</code>.</p></main>
+"""
 
 _OPERATOR = """
 <div id="operator" data-table="{table}" data-csrf="{csrf}">

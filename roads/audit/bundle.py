@@ -26,7 +26,7 @@ from roads.audit.stream import coup_chunks, write_chunks
 from roads.errors import InputError
 from roads.files import publish, sha256
 from roads.schema import SCHEMA_VERSION
-from roads.store.journal import Event, canonical, verify_events
+from roads.store.journal import SYSTEM, Event, canonical, verify_events
 from roads.store.store import Store
 
 MANIFEST = "manifest.json"
@@ -281,6 +281,10 @@ def export_bundle(store: Store, what: Slice, out: Path, exported_by: str,
     if key_file is not None:
         signature = _private_key(key_file).sign(body)
         publish(out / SIGNATURE, lambda p: p.write_bytes(signature))
+    # The export itself goes on the audit trail: who took what out, and which data.
+    store.journal.append("data_exported", what.table_id or SYSTEM, what.shoe_id,
+                         {"parameters": manifest["parameters"], "data_digest": digest,
+                          "coups": rows, "signed": key_file is not None}, exported_by)
     return manifest
 
 

@@ -38,7 +38,7 @@ def audit_trail(store: Store, table_id: str | None = None, start: date | None = 
         details = {k: v for k, v in e.payload.items()
                    if k in ("coup", "reason", "approver", "rules", "files", "before",
                             "partitions", "profile", "user", "role", "address", "request",
-                            "action", "key_id", "change")}
+                            "action", "key_id", "change", "parameters", "data_digest")}
         rows.append({"seq": e.seq, "at": e.at, "kind": e.kind, "table_id": e.table_id,
                      "shoe_id": e.shoe_id, "actor": e.actor, "details": details})
     return rows

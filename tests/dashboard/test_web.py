@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import zipfile
+from pathlib import Path
 from typing import Any
 
+from roads.audit.bundle import verify
 from tests.dashboard.conftest import Server
 
 
@@ -132,3 +135,34 @@ def test_table_screen_shell_and_security_headers(server: Server) -> None:
     assert page.headers["x-frame-options"] == "DENY"
     assert "default-src 'self'" in page.headers["content-security-policy"]
     assert 'data-table="T1" data-lang="en"' in server.client.get("/table/T1?lang=xx").text
+
+
+def _export_form(server: Server, csrf: str, **fields: str) -> Any:
+    body = "&".join(f"{k}={v}" for k, v in {"csrf": csrf, **fields}.items())
+    return server.client.post("/audit/export", content=body, follow_redirects=False,
+                              headers={"content-type": "application/x-www-form-urlencoded"})
+
+
+def test_auditor_downloads_a_verifiable_bundle_and_the_export_is_journaled(
+        server: Server, tmp_path: Path) -> None:
+    dealer = server.login("dealer")
+    _act(server, dealer, action="open_shoe", shoe_id="S1")
+    for outcome in "BPT":
+        _act(server, dealer, action="coup", outcome=outcome)
+    assert _export_form(server, dealer, shoe="S1", table="T1").status_code == 403
+    csrf = server.login("auditor")
+    assert _export_form(server, "forged", shoe="S1").status_code == 403
+    empty = _export_form(server, csrf, table="T1")
+    assert empty.status_code == 303 and "choose" in empty.headers["location"]
+    r = _export_form(server, csrf, shoe="S1", table="T1", pdf="1", page="Letter")
+    assert r.status_code == 200 and r.headers["content-type"] == "application/zip"
+    archive = tmp_path / "bundle.zip"
+    archive.write_bytes(r.content)
+    with zipfile.ZipFile(archive) as z:
+        z.extractall(tmp_path / "bundle")
+        assert "report-letter.pdf" in z.namelist()
+    manifest = verify(tmp_path / "bundle")
+    assert manifest["files"]["coups.csv"]["rows"] == 3
+    [event] = [e for e in server.ctx.journal.events("T1") if e.kind == "data_exported"]
+    assert event.actor == "auditor" and event.payload["data_digest"] == manifest["data_digest"]
+    assert "data_exported" in server.client.get("/audit").text
