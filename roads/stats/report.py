@@ -55,6 +55,28 @@ def shoe_odds(coups: pl.DataFrame, shoes: pl.DataFrame) -> list[dict[str, Any]] 
     return odds_series(rules, list(burn) if burn is not None else None, coups.sort("coup"))
 
 
+#: The coup columns the statistics read; the card lists are read only to count them.
+_SCALARS = ("table_id", "shoe_id", "coup", "outcome", "player_total", "banker_total",
+            "natural", "player_pair", "banker_pair", "dealt_at")
+
+
+def read_for_statistics(path: Path) -> pl.DataFrame:
+    """One part file as the statistics need it: the scalar columns, plus each coup's card
+    count (``cards``) instead of the cards. Counting list entries in Arrow, with the card
+    codes left dictionary-encoded, is about twice as fast as decoding them into polars."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    # A lazy scan with the canonical schema reads only the projected columns.
+    frame = pl.scan_parquet(path, schema=pl.Schema(COUPS)).select(_SCALARS).collect()
+    lists = pq.read_table(path, columns=["player_cards", "banker_cards"],
+                          read_dictionary=["player_cards.list.element",
+                                           "banker_cards.list.element"])
+    cards = pc.add(pc.list_value_length(lists["player_cards"]),
+                   pc.list_value_length(lists["banker_cards"]))
+    return frame.with_columns(pl.Series("cards", cards).cast(pl.Int8))
+
+
 def store_partial(root: Path, shoes: pl.DataFrame) -> Partial:
     """The partial of every coup in a store, part file by part file, two files at a time.
 
@@ -67,7 +89,7 @@ def store_partial(root: Path, shoes: pl.DataFrame) -> Partial:
         return partial(pl.DataFrame(schema=COUPS), shoes)
 
     def one(path: Path) -> Partial:
-        return partial(pl.read_parquet(path, schema=pl.Schema(COUPS)), shoes)
+        return partial(read_for_statistics(path), shoes)
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         combined = combine(list(pool.map(one, files)))

@@ -108,7 +108,10 @@ def per_shoe_counts(coups: pl.DataFrame, offsets: np.ndarray, shoe: np.ndarray,
         pl.col("outcome").to_physical().cast(pl.Int8),
         *(pl.col(c).cast(pl.Int8).fill_null(-1) for c in ("player_pair", "banker_pair",
                                                            "natural")),
-        (pl.col("player_cards").list.len() + pl.col("banker_cards").list.len())
+        # A reader that already counted the cards (see report.read_for_statistics) passes
+        # them as "cards"; otherwise they are counted here.
+        (pl.col("cards") if "cards" in coups.columns else
+         (pl.col("player_cards").list.len() + pl.col("banker_cards").list.len()))
         .fill_null(0).cast(pl.Int8).alias("cards"),
         pl.col("player_total").fill_null(-1), pl.col("banker_total").fill_null(-1))
     out = np.zeros((n_shoes, len(COUNT_COLUMNS)), dtype=np.int64)
