@@ -63,18 +63,21 @@ _SCALARS = ("table_id", "shoe_id", "coup", "outcome", "player_total", "banker_to
 def read_for_statistics(path: Path) -> pl.DataFrame:
     """One part file as the statistics need it: the scalar columns, plus each coup's card
     count (``cards``) instead of the cards. Counting list entries in Arrow, with the card
-    codes left dictionary-encoded, is about twice as fast as decoding them into polars."""
+    codes left dictionary-encoded, is about twice as fast as decoding them into polars.
+
+    The two reads are joined by file row number (polars' row index), never by position,
+    so a scan that returned rows in another order could not misalign them."""
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    # A lazy scan with the canonical schema reads only the projected columns.
-    frame = pl.scan_parquet(path, schema=pl.Schema(COUPS)).select(_SCALARS).collect()
+    frame = (pl.scan_parquet(path, schema=pl.Schema(COUPS), row_index_name="_row")
+             .select("_row", *_SCALARS).collect())
     lists = pq.read_table(path, columns=["player_cards", "banker_cards"],
                           read_dictionary=["player_cards.list.element",
                                            "banker_cards.list.element"])
-    cards = pc.add(pc.list_value_length(lists["player_cards"]),
-                   pc.list_value_length(lists["banker_cards"]))
-    return frame.with_columns(pl.Series("cards", cards).cast(pl.Int8))
+    cards = pl.Series("cards", pc.add(pc.list_value_length(lists["player_cards"]),
+                                      pc.list_value_length(lists["banker_cards"])))
+    return frame.with_columns(cards.cast(pl.Int8).gather(frame["_row"])).drop("_row")
 
 
 def store_partial(root: Path, shoes: pl.DataFrame) -> Partial:

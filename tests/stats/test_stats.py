@@ -262,3 +262,27 @@ def assert_close(a: object, b: object) -> None:
         assert a == pytest.approx(b, rel=1e-12, abs=1e-15)
     else:
         assert a == b
+
+
+def test_statistics_reader_counts_each_rows_cards(tmp_path: Path) -> None:
+    """The fast reader's card counts belong to their own rows (card-level and keypad)."""
+    from roads.parquet_io import parts
+    from roads.stats.report import read_for_statistics
+    from roads.store.live import CoupEntry, LiveTables
+    from roads.store.store import Store
+
+    write_simulation(Simulation(get_rules("standard-8"), shoes=12, seed=5, tables=3,
+                                batch_shoes=4), tmp_path)
+    store = Store(tmp_path)
+    live = LiveTables(store.journal)
+    live.open_shoe("K1", "KS", "standard-8", "ana")
+    for outcome in "BPT":
+        live.enter_coup("K1", CoupEntry(outcome=outcome), "ana")
+    live.close_shoe("K1", "ana")
+    store.seal("K1", "KS")
+    for path in parts(tmp_path, "coups"):
+        fast = read_for_statistics(path)
+        full = pl.read_parquet(path)
+        expected = (full["player_cards"].list.len() + full["banker_cards"].list.len())
+        assert fast["cards"].to_list() == expected.cast(pl.Int8).to_list()
+        assert fast["coup"].to_list() == full["coup"].to_list()
