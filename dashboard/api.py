@@ -21,7 +21,7 @@ from roads.cards import parse_cards
 from roads.errors import InputError
 from roads.stats.report import report, shoe_odds
 from roads.store.live import CoupConflict, CoupEntry, close_shoe, open_shoe, post_coup
-from roads.store.tables import live_frames, table_state
+from roads.store.tables import TableState, live_frames, table_state
 
 Cards = Annotated[list[str], Field(min_length=2, max_length=3)]
 
@@ -92,9 +92,9 @@ def board_json(ctx: Context, table_id: str) -> dict[str, Any]:
             "seq": state.seq, "board": board}
 
 
-def stats_json(ctx: Context, table_id: str) -> dict[str, Any]:
+def stats_json(ctx: Context, state: TableState) -> dict[str, Any]:
     """The current shoe's statistics, randomness tests, integrity findings and live odds."""
-    state = table_state(ctx.store, table_id)
+    table_id = state.table_id
     result: dict[str, Any] = {"table_id": table_id, "state": state.status,
                               "shoe_id": state.shoe_id, "seq": state.seq}
     if state.status != "open" or state.shoe_id is None:
@@ -136,7 +136,7 @@ def api_router(ctx: Context) -> APIRouter:
     @router.get("/tables/{table_id}/stats", summary="Statistics of the current shoe")
     def stats(table_id: str) -> dict[str, Any]:
         _known(ctx, table_id)
-        return stats_json(ctx, table_id)
+        return stats_json(ctx, table_state(ctx.store, table_id))
 
     @router.post("/tables/{table_id}/coups", summary="Enter a coup (outcome or cards)",
                  responses={200: {"description": "Already stored (idempotent)"},

@@ -214,8 +214,8 @@ def register(app: Dash, ctx: Context) -> None:
         seq = ctx.journal.table_head(table_id)
         if seen == seq:
             return no_update, no_update
-        return table_body(table_id, table_state(ctx.store, table_id),
-                          stats_json(ctx, table_id)), seq
+        state = table_state(ctx.store, table_id)
+        return table_body(table_id, state, stats_json(ctx, state)), seq
 
     @app.callback(Output("history-shoes", "children"), Input("history-table", "value"),
                   Input("history-dates", "start_date"), Input("history-dates", "end_date"))

@@ -113,8 +113,13 @@ class Hub:
         try:
             await self.publish(table_id, only=screen)
             while not reader.done():
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(screen.ready.wait(), PING_SECONDS)
+                # Wake on a new state, a closed socket, or the ping interval.
+                waiter = asyncio.create_task(screen.ready.wait())
+                await asyncio.wait({waiter, reader}, timeout=PING_SECONDS,
+                                   return_when=asyncio.FIRST_COMPLETED)
+                waiter.cancel()
+                if reader.done():
+                    break
                 screen.ready.clear()
                 message, screen.latest = screen.latest or {"type": "ping"}, None
                 # The send time lets a screen (and the latency benchmark) tell server delay

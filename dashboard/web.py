@@ -27,7 +27,7 @@ from dashboard.context import Context
 from dashboard.i18n import LANGUAGES, labels, language
 from roads.audit.bundle import Slice, export_bundle
 from roads.audit.trail import audit_trail
-from roads.auth import AuthError, RateLimited, Session
+from roads.auth import AuthError, Session
 from roads.board import Board
 from roads.errors import InputError
 from roads.render.themes import THEMES
@@ -164,10 +164,7 @@ def web_router(ctx: Context) -> APIRouter:
         try:
             token, session = ctx.auth.login(form.get("user", ""), form.get("password", ""),
                                             address)
-        except RateLimited as exc:
-            return RedirectResponse(f"/login?next={quote(target)}&error={quote(str(exc))}",
-                                    303)
-        except AuthError as exc:
+        except AuthError as exc:  # wrong credentials, or RateLimited
             return RedirectResponse(f"/login?next={quote(target)}&error={quote(str(exc))}",
                                     303)
         response = RedirectResponse(target, 303)

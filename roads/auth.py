@@ -32,6 +32,7 @@ PERMISSIONS: dict[str, frozenset[str]] = {
     "admin": frozenset({"enter", "request_correction", "approve", "audit", "read", "admin"}),
 }
 SESSION_HOURS = 8
+MIN_PASSWORD = 10
 MAX_FAILURES = 5
 FAILURE_WINDOW = timedelta(minutes=15)
 SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**14, 8, 1
@@ -76,6 +77,11 @@ def _digest(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
+def _check_password(password: str) -> None:
+    if len(password) < MIN_PASSWORD:
+        raise AuthError(f"a password needs at least {MIN_PASSWORD} characters")
+
+
 def hash_password(password: str, salt: bytes) -> bytes:
     return hashlib.scrypt(password.encode(), salt=salt, n=SCRYPT_N, r=SCRYPT_R, p=SCRYPT_P,
                           dklen=32)
@@ -100,8 +106,7 @@ class Auth:
             raise AuthError(f"unknown role {role!r}; roles: {', '.join(ROLES)}")
         if not name or not name.replace("_", "").replace("-", "").replace(".", "").isalnum():
             raise AuthError(f"user name {name!r}: use letters, digits, '.', '_' or '-'")
-        if len(password) < 10:
-            raise AuthError("a password needs at least 10 characters")
+        _check_password(password)
         salt = secrets.token_bytes(16)
         try:
             self._db().execute("INSERT INTO users(name, role, salt, hash, created_at) "
@@ -113,8 +118,7 @@ class Auth:
         self.journal.append("user_added", SYSTEM, None, {"user": name, "role": role}, by)
 
     def set_password(self, name: str, password: str, by: str = "cli") -> None:
-        if len(password) < 10:
-            raise AuthError("a password needs at least 10 characters")
+        _check_password(password)
         salt = secrets.token_bytes(16)
         cur = self._db().execute("UPDATE users SET salt = ?, hash = ? WHERE name = ?",
                                  (salt, hash_password(password, salt), name))
