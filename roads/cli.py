@@ -7,11 +7,13 @@ traceback.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import json
 import os
 import random
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
@@ -738,5 +740,34 @@ def store_compact_cmd(store: Path, before: datetime | None, as_json: bool) -> No
 
 from roads import cli_live  # noqa: E402,F401  (registers serve and users)
 
+
+def run() -> None:
+    """The ``roads`` console command: :func:`main`, then a prompt exit.
+
+    Once the command has returned, every file it wrote is closed (and fsynced by
+    :func:`roads.files.publish`) and every journal transaction committed. What is left is the
+    interpreter dismantling its modules, and Numba's JIT engine alone takes ~0.7 s of that
+    (measured: a one-line ``@njit`` function costs 0.6 s at exit). So the exit handlers run
+    as usual (logging, Spark's shutdown, thread pools), remaining worker threads are joined,
+    the output streams are flushed, and the process ends without the teardown.
+    """
+    code: int = 0
+    try:
+        main()
+    except SystemExit as exc:
+        if isinstance(exc.code, int):
+            code = exc.code
+        elif exc.code is not None:
+            print(exc.code, file=sys.stderr)
+            code = 1
+    for thread in threading.enumerate():
+        if thread is not threading.main_thread() and not thread.daemon:
+            thread.join()
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    main()
+    run()

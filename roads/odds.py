@@ -64,7 +64,11 @@ class _Groups:
 
 
 def _sequence_table() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every 6-value deal sequence: values (10^6, 6), cards used L, statistic flags."""
+    """Every distinct deal: values (D, 6), cards used L, statistic flags.
+
+    A deal of L < 6 cards stands for the 10**(6-L) sequences that share its first L values;
+    it is kept once, with the unused positions zero (so no count needs dividing out).
+    """
     grid = np.indices((10,) * 6, dtype=np.int16).reshape(6, -1).T  # deal order
     p1, b1, p2, b2, c5, c6 = (grid[:, i] for i in range(6))
     p_two = (p1 + p2) % 10
@@ -73,10 +77,14 @@ def _sequence_table() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     p_draw = ~natural & PLAYER_DRAWS[p_two]
     p_third = np.where(p_draw, c5, 10)
     b_draw = ~natural & BANKER_DRAWS[b_two, p_third]
+    used = 4 + p_draw.astype(np.int16) + b_draw.astype(np.int16)
+    keep = ((used > 4) | (c5 == 0)) & ((used > 5) | (c6 == 0))
+    grid, used = grid[keep], used[keep]
+    p_two, b_two, natural, p_draw, b_draw, c5, c6 = (
+        a[keep] for a in (p_two, b_two, natural, p_draw, b_draw, c5, c6))
     b_third = np.where(p_draw, c6, c5)
     p_final = np.where(p_draw, (p_two + c5) % 10, p_two)
     b_final = np.where(b_draw, (b_two + b_third) % 10, b_two)
-    used = 4 + p_draw.astype(np.int16) + b_draw.astype(np.int16)
     flags = np.zeros((grid.shape[0], len(STATS)), dtype=np.bool_)
     flags[:, ROW["banker"]] = b_final > p_final
     flags[:, ROW["player"]] = p_final > b_final
@@ -104,32 +112,23 @@ def _groups() -> _Groups:
     key = used.astype(np.int64) * 7**10
     for pos in range(6):
         key += np.where(used > pos, 7 ** grid[:, pos].astype(np.int64), 0)
-    uniq, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    n_groups = len(uniq)
-    # Each L-card prefix appears 10**(6-L) times in the full grid: divide that out.
-    dup = (10 ** (6 - used)).astype(np.int64)
-    counts = np.zeros((n_groups, len(STATS)), dtype=np.int64)
-    for s in range(len(STATS)):
-        counts[:, s] = np.bincount(inverse, weights=flags[:, s], minlength=n_groups).round()
-    counts //= dup[first][:, None]
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    by_stat = np.ascontiguousarray(flags.T)
+    counts = np.stack([np.bincount(inverse, weights=row, minlength=len(first))
+                       for row in by_stat], axis=1).astype(np.int64)
     # Factor vector per composition: f[v*6 + j] = c_v - j, f[60] = N-4, f[61] = N-5, f[62] = 1.
-    factor_index = np.full((n_groups, 6), 62, dtype=np.uint8)  # small: cache-friendly
-    g_used = used[first]
-    g_mult = np.zeros((n_groups, 10), dtype=np.int64)
-    for pos in range(6):
-        np.add.at(g_mult, (np.arange(n_groups)[g_used > pos], grid[first, pos][g_used > pos]), 1)
-    for g in range(n_groups):
-        k = 0
-        for v in range(10):
-            for j in range(int(g_mult[g, v])):
-                factor_index[g, k] = v * 6 + j
-                k += 1
-        if g_used[g] == 4:
-            factor_index[g, 4], factor_index[g, 5] = 60, 61
-        elif g_used[g] == 5:
-            factor_index[g, 5] = 61
+    # A group's k-th used value v (sorted) is its j-th copy of v: factor v*6 + j.
+    g_used = used[first][:, None]
+    values = np.where(np.arange(6) < g_used, grid[first], 10)
+    values.sort(axis=1)
+    copy = np.zeros_like(values)
+    for k in range(1, 6):
+        copy[:, k] = (values[:, :k] == values[:, k:k + 1]).sum(axis=1)
+    factor_index = np.where(values < 10, values * 6 + copy, 62).astype(np.uint8)
+    factor_index[:, 4] = np.where(g_used[:, 0] == 4, 60, factor_index[:, 4])
+    factor_index[:, 5] = np.where(g_used[:, 0] <= 5, 61, factor_index[:, 5])
     coefs_t = np.ascontiguousarray(counts.T)
-    return _Groups(factor_index, coefs_t, coefs_t.astype(np.float64))
+    return _Groups(np.ascontiguousarray(factor_index), coefs_t, coefs_t.astype(np.float64))
 
 
 @nb.njit(cache=True, nogil=True, fastmath=True)

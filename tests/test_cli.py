@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -247,3 +249,23 @@ def test_users_add_list_and_key(tmp_path: Path) -> None:
     role = CliRunner().invoke(main, ["users", "add", "bob", "--role", "boss",
                                      "--password-stdin", "--store", store], input="x" * 12)
     assert role.exit_code == 2
+
+
+def test_console_command_keeps_output_exit_codes_and_files(tmp_path: Path) -> None:
+    """The installed ``roads`` command skips the interpreter's teardown (roads.cli.run):
+    its output must still arrive whole, its exit codes mean the same, its files are there."""
+    roads = Path(sys.executable).with_name("roads")
+    store = tmp_path / "store"
+    done = subprocess.run([str(roads), "simulate", "--shoes", "2", "--tables", "1",
+                           "--seed", "5", "--out", str(store), "--quiet"],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("dealt 2 shoes")
+    summary = subprocess.run([str(roads), "summary", "--store", str(store), "--json"],
+                             capture_output=True, text=True, check=False)
+    assert summary.returncode == 0, summary.stderr
+    assert len(json.loads(summary.stdout)) == 2  # one row per shoe, whole
+    bad = subprocess.run([str(roads), "board", "BBPXP"], capture_output=True, text=True,
+                         check=False)
+    assert bad.returncode == 2
+    assert bad.stderr.startswith("roads: error:") and bad.stdout == ""
