@@ -48,12 +48,16 @@ def main() -> None:
               f"{n / computed / 1e6:.1f} M coups/s ({computed:.2f} s); with reading every "
               f"column from Parquet ({read:.2f} s): {n / (computed + read) / 1e6:.1f} M coups/s;"
               f" {len(tests['tests'])} tests, flagged: {tests['flagged']}")
-        start = time.perf_counter()
-        fast = store_report(Store(work))
-        stored = time.perf_counter() - start
-        assert fast is not None and fast["statistics"]["coups"] == n
+        runs = []
+        for _ in range(3):
+            start = time.perf_counter()
+            fast = store_report(Store(work))
+            runs.append(time.perf_counter() - start)
+            assert fast is not None and fast["statistics"]["coups"] == n
+        stored = statistics.median(runs)
         print(f"the same from the store, files read two at a time beside the computation: "
-              f"{n / stored / 1e6:.1f} M coups/s ({stored:.2f} s)")
+              f"{n / stored / 1e6:.1f} M coups/s (median of 3: {stored:.2f} s; slowest "
+              f"{n / max(runs) / 1e6:.1f} M coups/s)")
         start = time.perf_counter()
         findings = report(coups.head(1_000_000), shoes)["integrity"]
         elapsed = time.perf_counter() - start

@@ -16,10 +16,8 @@ from roads.board.bulk import shoe_roads
 from roads.errors import InputError
 from roads.schema import SchemaError, conform
 from roads.stats.sequence import MAX_RUN, SequenceStats
-from roads.stats.summary import COUNT_COLUMNS, Partial, partial
+from roads.stats.summary import COUNT_COLUMNS, Partial, partial, with_rules
 
-_NO_SHOES = pl.DataFrame(schema={"table_id": pl.String, "shoe_id": pl.String,
-                                 "rules": pl.String})
 SEQ_COLUMNS = ["seq_banker", "seq_player", "seq_runs", "seq_longest_banker",
                "seq_longest_player"]
 LAGS = 5
@@ -67,8 +65,8 @@ def roads_job(table: pa.Table, leading_ties: LeadingTies = "first-cell") -> pa.T
 
 def stats_job(table: pa.Table) -> pa.Table:
     """Per-shoe statistics partial rows: counts, time span and the sequence sums."""
-    part = partial(canonical_coups(table), _NO_SHOES)
-    by_shoe = part.by_shoe.drop("rules")
+    part = partial(canonical_coups(table), None)
+    by_shoe = part.by_shoe
     n = by_shoe.height
     seq = part.sequence
     # Sequence sums are per batch; one shoe per batch on Spark, so attach them to its row,
@@ -85,14 +83,9 @@ def stats_job(table: pa.Table) -> pa.Table:
 
 def partial_from_rows(rows: pl.DataFrame, shoes: pl.DataFrame) -> Partial:
     """The :class:`~roads.stats.summary.Partial` of collected per-shoe rows."""
-    rules = shoes.select("table_id", "shoe_id", "rules").unique(["table_id", "shoe_id"])
-    by_shoe = rows.select("table_id", "shoe_id", *COUNT_COLUMNS, "span_us").join(
-        rules, on=["table_id", "shoe_id"], how="left", maintain_order="left"
-    ).with_columns(
-        pl.col("rules").fill_null("standard-8"))
-    by_shoe = by_shoe.select("table_id", "shoe_id", *COUNT_COLUMNS, "rules", "span_us")
+    by_shoe = rows.select("table_id", "shoe_id", *COUNT_COLUMNS, "span_us")
     hist = np.array(rows["hist"].to_list(), dtype=np.int64).sum(axis=0)
     lags = np.array(rows["lags"].to_list(), dtype=np.int64).sum(axis=0)
-    return Partial(by_shoe, SequenceStats(
+    return with_rules(Partial(by_shoe, SequenceStats(
         hist.reshape(2, MAX_RUN + 1), rows.select(SEQ_COLUMNS).to_numpy().astype(np.int64),
-        lags.reshape(LAGS, 4)))
+        lags.reshape(LAGS, 4))), shoes)

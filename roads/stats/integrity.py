@@ -124,7 +124,7 @@ def integrity_checks(coups: pl.DataFrame, shoes: pl.DataFrame,
                          & pl.col("banker_cards").is_not_null())
     if cards.is_empty():
         return []
-    cards, offsets, _ = grouped(cards)
+    cards, offsets = grouped(cards)
     p = np.ascontiguousarray(_slots(cards, "player"))
     b = np.ascontiguousarray(_slots(cards, "banker"))
     findings = _row_findings(cards, p, b)

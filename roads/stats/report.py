@@ -16,7 +16,15 @@ from roads.schema import COUPS
 from roads.stats.integrity import integrity_checks
 from roads.stats.live import odds_series
 from roads.stats.randomness import randomness_tests
-from roads.stats.summary import Partial, combine, finalize, grouped, in_shoe_order, partial
+from roads.stats.summary import (
+    Partial,
+    combine,
+    finalize,
+    grouped,
+    in_shoe_order,
+    partial,
+    with_rules,
+)
 from roads.store.store import Store
 
 
@@ -92,13 +100,13 @@ def store_partial(root: Path, shoes: pl.DataFrame) -> Partial:
         return partial(pl.DataFrame(schema=COUPS), shoes)
 
     def one(path: Path) -> Partial:
-        return partial(read_for_statistics(path), shoes)
+        return partial(read_for_statistics(path), None)
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         combined = combine(list(pool.map(one, files)))
     split = combined.by_shoe.filter(pl.struct("table_id", "shoe_id").is_duplicated())
     if split.is_empty():
-        return combined
+        return with_rules(combined, shoes)
     # Rare (a shoe sealed in parts): its fragments' run sums cannot be taken apart, so the
     # store is summarised again with those shoes read whole.
     keys = split.select("table_id", "shoe_id").unique()

@@ -52,14 +52,22 @@ def _pass(outcome: np.ndarray, offsets: np.ndarray, lags: int, hist: np.ndarray,
         per_shoe[s, 0] = n_b
         per_shoe[s, 1] = m - n_b
         per_shoe[s, 2] = runs
-        for lag in range(1, lags + 1):
+        # Lag sums: the pairs and the sums of x and y follow from the shoe's total and its
+        # first/last ``lag`` values; only the products need the loop.
+        total = 2 * n_b - m
+        for lag in range(1, min(lags, m - 1) + 1):
+            xy = 0
             for t in range(m - lag):
-                x = seq[t]
-                y = seq[t + lag]
-                lag_sums[lag - 1, 0] += 1
-                lag_sums[lag - 1, 1] += x
-                lag_sums[lag - 1, 2] += y
-                lag_sums[lag - 1, 3] += x * y
+                xy += seq[t] * seq[t + lag]
+            head = 0
+            tail = 0
+            for t in range(lag):
+                head += seq[t]
+                tail += seq[m - 1 - t]
+            lag_sums[lag - 1, 0] += m - lag
+            lag_sums[lag - 1, 1] += total - tail
+            lag_sums[lag - 1, 2] += total - head
+            lag_sums[lag - 1, 3] += xy
 
 
 @dataclass(frozen=True)

@@ -47,30 +47,42 @@ def measure(count: int, n: int, expected_count: float) -> dict[str, Any]:
 
 
 @nb.njit(cache=True, nogil=True)
-def _per_shoe_counts(shoe: np.ndarray, outcome: np.ndarray, p_pair: np.ndarray,
+def _per_shoe_counts(offsets: np.ndarray, outcome: np.ndarray, p_pair: np.ndarray,
                      b_pair: np.ndarray, natural: np.ndarray, cards: np.ndarray,
                      p_total: np.ndarray, b_total: np.ndarray, out: np.ndarray) -> None:
-    """One pass: per shoe, the counts of every measure (-1 in an input means unknown)."""
-    for i in range(shoe.shape[0]):
-        row = out[shoe[i]]
-        row[0] += 1
-        row[1 + outcome[i]] += 1
-        if p_pair[i] >= 0:
-            row[4] += 1
-            row[5] += p_pair[i]
-        if b_pair[i] >= 0:
-            row[6] += 1
-            row[7] += b_pair[i]
-        if natural[i] >= 0:
-            row[8] += 1
-            row[9] += natural[i]
-        if cards[i] >= 4:
-            row[10] += 1
-            row[11 + cards[i] - 4] += 1
-        if p_total[i] >= 0 and b_total[i] >= 0:
-            row[14] += 1
-            row[15 + p_total[i]] += 1
-            row[25 + b_total[i]] += 1
+    """One pass, shoe by shoe: the counts of every measure (-1 in an input means unknown)."""
+    for s in range(offsets.shape[0] - 1):
+        row = out[s]
+        n = pair_n = p_pairs = banker_pair_n = b_pairs = natural_n = naturals = 0
+        cards_n = totals_n = 0
+        for i in range(offsets[s], offsets[s + 1]):
+            n += 1
+            row[1 + outcome[i]] += 1
+            if p_pair[i] >= 0:
+                pair_n += 1
+                p_pairs += p_pair[i]
+            if b_pair[i] >= 0:
+                banker_pair_n += 1
+                b_pairs += b_pair[i]
+            if natural[i] >= 0:
+                natural_n += 1
+                naturals += natural[i]
+            if cards[i] >= 4:
+                cards_n += 1
+                row[11 + cards[i] - 4] += 1
+            if p_total[i] >= 0 and b_total[i] >= 0:
+                totals_n += 1
+                row[15 + p_total[i]] += 1
+                row[25 + b_total[i]] += 1
+        row[0] += n
+        row[4] += pair_n
+        row[5] += p_pairs
+        row[6] += banker_pair_n
+        row[7] += b_pairs
+        row[8] += natural_n
+        row[9] += naturals
+        row[10] += cards_n
+        row[14] += totals_n
 
 
 COUNT_COLUMNS = ["n", "B", "P", "T", "pair_n", "player_pair", "banker_pair_n", "banker_pair",
@@ -78,9 +90,9 @@ COUNT_COLUMNS = ["n", "B", "P", "T", "pair_n", "player_pair", "banker_pair_n", "
                  "totals_n", *(f"pt{t}" for t in range(10)), *(f"bt{t}" for t in range(10))]
 
 
-def grouped(coups: pl.DataFrame) -> tuple[pl.DataFrame, np.ndarray, np.ndarray]:
+def grouped(coups: pl.DataFrame) -> tuple[pl.DataFrame, np.ndarray]:
     """Coups grouped by shoe in coup order (sorted only if they are not already), with the
-    shoe boundaries and each row's shoe index."""
+    shoe boundaries (``offsets[s]`` is shoe s's first row; the last entry the row count)."""
     def starts_of(frame: pl.DataFrame) -> np.ndarray:
         return frame.select(
             ((pl.col("table_id") != pl.col("table_id").shift(1))
@@ -96,13 +108,11 @@ def grouped(coups: pl.DataFrame) -> tuple[pl.DataFrame, np.ndarray, np.ndarray]:
         coups = coups.sort("table_id", "shoe_id", "coup")
         starts = starts_of(coups)
     offsets = np.r_[np.flatnonzero(starts), coups.height].astype(np.int64)
-    shoe = np.cumsum(starts) - 1
-    return coups, offsets, shoe
+    return coups, offsets
 
 
-def per_shoe_counts(coups: pl.DataFrame, offsets: np.ndarray, shoe: np.ndarray,
-                    shoes: pl.DataFrame) -> pl.DataFrame:
-    """Counts of every measure per shoe, with the shoe's rule set attached."""
+def per_shoe_counts(coups: pl.DataFrame, offsets: np.ndarray) -> pl.DataFrame:
+    """Counts of every measure per shoe."""
     n_shoes = len(offsets) - 1
     arrays = coups.select(
         pl.col("outcome").to_physical().cast(pl.Int8),
@@ -116,14 +126,21 @@ def per_shoe_counts(coups: pl.DataFrame, offsets: np.ndarray, shoe: np.ndarray,
         pl.col("player_total").fill_null(-1), pl.col("banker_total").fill_null(-1))
     out = np.zeros((n_shoes, len(COUNT_COLUMNS)), dtype=np.int64)
     o, pp, bp, nat, cards, pt, bt = (arrays[c].to_numpy() for c in arrays.columns)
-    _per_shoe_counts(shoe, o, pp, bp, nat, cards, pt, bt, out)
+    _per_shoe_counts(offsets, o, pp, bp, nat, cards, pt, bt, out)
     keys = coups.select(pl.col("table_id", "shoe_id").cast(pl.String))[offsets[:-1]]
-    rules = shoes.select("table_id", "shoe_id", "rules").unique(["table_id", "shoe_id"])
     counts = pl.DataFrame(out, schema=COUNT_COLUMNS, orient="row")
-    return pl.concat([keys, counts], how="horizontal").join(
+    return pl.concat([keys, counts], how="horizontal")
+
+
+def with_rules(part: Partial, shoes: pl.DataFrame) -> Partial:
+    """The partial with each shoe's rule set from the shoes table (standard-8 when none is
+    recorded). Done once on a combined partial: joining the shoes table to every file's
+    partial cost more than counting the coups."""
+    rules = shoes.select("table_id", "shoe_id", "rules").unique(["table_id", "shoe_id"])
+    by_shoe = part.by_shoe.drop("rules", strict=False).join(
         rules, on=["table_id", "shoe_id"], how="left", maintain_order="left"
-    ).with_columns(
-        pl.col("rules").fill_null("standard-8"))
+    ).with_columns(pl.col("rules").fill_null("standard-8"))
+    return Partial(by_shoe, part.sequence)
 
 
 @dataclass(frozen=True)
@@ -135,15 +152,18 @@ class Partial:
     partition on a cluster) and give the same figures as all at once.
     """
 
-    by_shoe: pl.DataFrame  # table_id, shoe_id, COUNT_COLUMNS, rules, span_us (-1: unknown)
+    by_shoe: pl.DataFrame  # table_id, shoe_id, COUNT_COLUMNS, span_us (-1: unknown), rules
     sequence: SequenceStats
 
 
-def partial(coups: pl.DataFrame, shoes: pl.DataFrame,
-            grouping: tuple[pl.DataFrame, np.ndarray, np.ndarray] | None = None) -> Partial:
-    """The partial of a batch of coups (``grouping``: :func:`grouped`, if already done)."""
-    coups, offsets, shoe = grouping if grouping is not None else grouped(coups)
-    by_shoe = per_shoe_counts(coups, offsets, shoe, shoes)
+def partial(coups: pl.DataFrame, shoes: pl.DataFrame | None,
+            grouping: tuple[pl.DataFrame, np.ndarray] | None = None) -> Partial:
+    """The partial of a batch of coups (``grouping``: :func:`grouped`, if already done).
+
+    Without ``shoes`` the rule sets are left out, for :func:`with_rules` to add once after
+    partials are combined."""
+    coups, offsets = grouping if grouping is not None else grouped(coups)
+    by_shoe = per_shoe_counts(coups, offsets)
     times = coups["dealt_at"]
     if len(offsets) > 1 and times.null_count() == 0:
         us = times.dt.epoch("us").to_numpy()
@@ -152,7 +172,7 @@ def partial(coups: pl.DataFrame, shoes: pl.DataFrame,
         span = np.full(len(offsets) - 1, -1, dtype=np.int64)
     by_shoe = by_shoe.with_columns(pl.Series("span_us", span, dtype=pl.Int64))
     seq = sequence_stats(coups["outcome"].to_physical().to_numpy(), offsets)
-    return Partial(by_shoe, seq)
+    return Partial(by_shoe, seq) if shoes is None else with_rules(Partial(by_shoe, seq), shoes)
 
 
 def combine(parts: list[Partial]) -> Partial:
