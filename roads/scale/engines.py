@@ -19,19 +19,21 @@ import polars as pl
 import pyarrow as pa
 
 from roads.board.board import LeadingTies
+from roads.board.bulk import SHOE_ROADS, store_roads
 from roads.board.bulk import _file_roads as file_roads
-from roads.board.bulk import store_roads
 from roads.engine import deal_batch, shoe_seeds
 from roads.errors import InputError
 from roads.files import publish, publish_text
 from roads.parquet_io import AtomicParquetWriter, parts, scan
 from roads.scale.jobs import (
-    ROADS_DDL,
-    STATS_DDL,
+    RESULT_DDL,
+    STATS_ROWS,
+    from_blobs,
     partial_from_rows,
     roads_job,
-    spark_types,
+    stats_file,
     stats_job,
+    to_blob,
 )
 from roads.schema import COUPS
 from roads.simulate import Simulation, batch_tables, write_simulation
@@ -100,17 +102,18 @@ def roads_spark(store: Path, out: Path, leading_ties: LeadingTies,
 
     def per_file(path: str) -> pa.Table:
         try:
-            return spark_types(file_roads(Path(path), leading_ties))
+            return file_roads(Path(path), leading_ties)
         except InputError as exc:  # the same words as the per-shoe job
             raise InputError(f"malformed coups: {exc}") from None
 
     columns = ["table_id", "shoe_id", "coup", "outcome"]
-    rows = _run_per_partition(spark, store, options, columns, job, ROADS_DDL, per_file)
+    empty = pl.DataFrame(schema=SHOE_ROADS)
+    rows = _run_per_partition(spark, store, options, per_file, empty)
     # A shoe cut across input partitions came back in pieces: recompute those whole.
     split = rows.filter(pl.struct("table_id", "shoe_id").is_duplicated())
     if not split.is_empty():
         keys = split.select("table_id", "shoe_id").unique()
-        whole = _run_per_shoe(spark, store, options, columns, job, ROADS_DDL, keys)
+        whole = _run_per_shoe(spark, store, options, columns, job, empty, keys)
         rows = pl.concat([rows.join(keys, on=["table_id", "shoe_id"], how="anti"), whole])
     rows = rows.sort("table_id", "shoe_id")
     _write_result(out / "roads", rows.to_arrow())
@@ -133,15 +136,15 @@ def stats_local(store: Path, out: Path, level: float) -> dict[str, Any]:
 def stats_spark(store: Path, out: Path, level: float, options: SparkOptions) -> dict[str, Any]:
     spark = spark_session(options)
     columns = [c for c in COUPS if c != "source"]
-    rows = _run_per_partition(spark, store, options, columns, stats_job, STATS_DDL)
+    rows = _run_per_partition(spark, store, options, stats_file, STATS_ROWS)
     split = rows.filter(pl.struct("table_id", "shoe_id").is_duplicated())
     if not split.is_empty():
         # A shoe's run sums cannot be split and re-added: recompute those shoes whole, and
         # recompute the sequence sums of the partitions that held them (rare: a shoe is
         # cut only when a file is larger than a Spark split).
         keys = split.select("table_id", "shoe_id").unique()
-        whole = _run_per_shoe(spark, store, options, columns, stats_job, STATS_DDL, keys)
-        rest = _run_per_shoe(spark, store, options, columns, stats_job, STATS_DDL, keys,
+        whole = _run_per_shoe(spark, store, options, columns, stats_job, STATS_ROWS, keys)
+        rest = _run_per_shoe(spark, store, options, columns, stats_job, STATS_ROWS, keys,
                              anti=True)
         rows = pl.concat([rest, whole])
     part = partial_from_rows(rows, scan(store, "shoes").collect())
@@ -150,19 +153,17 @@ def stats_spark(store: Path, out: Path, level: float, options: SparkOptions) -> 
     return result
 
 
-def _collect(frame: Any) -> pl.DataFrame:
+def _collect(frame: Any, empty: pl.DataFrame) -> pl.DataFrame:
     try:
         table = frame.toArrow()
     except Exception as exc:
         raise _spark_failure(exc) from None
-    rows = pl.from_arrow(table)
-    assert isinstance(rows, pl.DataFrame)
-    return rows
+    return from_blobs(table, empty)
 
 
-def _run_per_partition(spark: Any, store: Path, options: SparkOptions, columns: list[str],
-                       job: Any, ddl: str, per_file: Any = None) -> pl.DataFrame:
-    """Run ``job`` on every part file, the files spread over the executors.
+def _run_per_partition(spark: Any, store: Path, options: SparkOptions, per_file: Any,
+                       empty: pl.DataFrame) -> pl.DataFrame:
+    """Run ``per_file`` on every part file, the files spread over the executors.
 
     Spark schedules file paths, and each executor reads its files with the same reader the
     local engine uses (no JVM-to-Arrow conversion of the rows, no shuffle). Files hold
@@ -172,23 +173,17 @@ def _run_per_partition(spark: Any, store: Path, options: SparkOptions, columns: 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             for path in batch.column(0).to_pylist():
-                if per_file is not None:  # the local engine's own per-file function
-                    yield from per_file(path).to_batches()
-                    continue
-                # No schema on read: a malformed file then fails in the job's own check,
-                # which names the shoe, rather than in the reader.
-                frame = pl.read_parquet(path, columns=columns)
-                if frame.height:
-                    yield from job(frame.to_arrow()).to_batches()
+                yield to_blob(per_file(path))
 
     files = _coups_paths(store)
     paths = spark.createDataFrame([(f,) for f in files], "path string")
     paths = paths.repartition(min(len(files), max(1, options.partitions)))
-    return _collect(paths.mapInArrow(run, ddl))
+    return _collect(paths.mapInArrow(run, RESULT_DDL), empty)
 
 
 def _run_per_shoe(spark: Any, store: Path, options: SparkOptions, columns: list[str],
-                  job: Any, ddl: str, keys: pl.DataFrame, anti: bool = False) -> pl.DataFrame:
+                  job: Any, empty: pl.DataFrame, keys: pl.DataFrame,
+                  anti: bool = False) -> pl.DataFrame:
     """``job`` over whole shoes grouped by key (only, or all but, the shoes in ``keys``)."""
     from pyspark.sql import functions as f
 
@@ -199,7 +194,11 @@ def _run_per_shoe(spark: Any, store: Path, options: SparkOptions, columns: list[
     buckets = options.partitions * 2
     grouped = frame.withColumn(
         "_bucket", f.pmod(f.xxhash64("table_id", "shoe_id"), f.lit(buckets))).groupBy("_bucket")
-    return _collect(grouped.applyInArrow(job, ddl))
+
+    def run(table: pa.Table) -> pa.Table:
+        return pa.Table.from_batches([to_blob(job(table.drop(["_bucket"])))])
+
+    return _collect(grouped.applyInArrow(run, RESULT_DDL), empty)
 
 
 # -- simulation ----------------------------------------------------------------------------

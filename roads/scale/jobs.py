@@ -1,20 +1,24 @@
-"""The per-batch functions both engines run: Arrow table in, Arrow table out.
+"""The per-batch functions both engines run: whole shoes in, per-shoe rows out.
 
-Each takes the rows of whole shoes (Spark hands one shoe per call after
-``groupBy(table_id, shoe_id)``; the local engine hands whole files) and returns rows whose
-schema is fixed in advance, so a cluster can run them without knowing anything else.
+Each takes the rows of whole shoes — a part file (the usual case, on both engines) or the
+shoes Spark grouped by key (a shoe cut across files) — and returns per-shoe rows in the
+local engine's own types; on Spark they travel back as compressed Arrow IPC blobs.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import polars as pl
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from roads.board.board import LeadingTies
 from roads.board.bulk import shoe_roads
 from roads.errors import InputError
-from roads.schema import SchemaError, conform
+from roads.schema import COUPS, SchemaError, conform
+from roads.stats.report import read_for_statistics
 from roads.stats.sequence import MAX_RUN, SequenceStats
 from roads.stats.summary import COUNT_COLUMNS, Partial, partial, with_rules
 
@@ -22,18 +26,32 @@ SEQ_COLUMNS = ["seq_banker", "seq_player", "seq_runs", "seq_longest_banker",
                "seq_longest_player"]
 LAGS = 5
 
-#: Spark DDL of the per-shoe statistics rows.
-STATS_DDL = ", ".join(
-    ["table_id string", "shoe_id string", *(f"{c} long" for c in COUNT_COLUMNS),
-     "span_us long", *(f"{c} long" for c in SEQ_COLUMNS), "hist array<long>",
-     "lags array<long>"])
+#: What every Spark task returns: one Arrow IPC stream per batch of shoes, as a binary
+#: value. Spark moves the bytes without converting the rows to its own format and back
+#: (that conversion cost more than computing the roads), and the result keeps the exact
+#: types the local engine produces.
+RESULT_DDL = "arrow binary"
 
-#: Spark DDL of the per-shoe roads rows (SHOE_ROADS in Spark types).
-ROADS_DDL = ("table_id string, shoe_id string, leading_ties string, coups int, ties int, "
-             "leading_tie_count int, columns int, column_lengths array<short>, "
-             "entry_ties array<short>, big_eye_boy string, small_road string, "
-             "cockroach_pig string, ask_banker string, ask_player string, "
-             "longest_banker_run int, longest_player_run int, dragon_tails int")
+
+def to_blob(table: pa.Table) -> pa.RecordBatch:
+    """``table`` as a one-row batch of :data:`RESULT_DDL`."""
+    sink = pa.BufferOutputStream()
+    # zstd: the per-shoe rows shrink ~8x, and the bytes cross two process boundaries.
+    with pa.ipc.new_stream(sink, table.schema,
+                           options=pa.ipc.IpcWriteOptions(compression="zstd")) as writer:
+        writer.write_table(table)
+    return pa.record_batch([pa.array([sink.getvalue().to_pybytes()], pa.binary())],
+                           names=["arrow"])
+
+
+def from_blobs(result: pa.Table, empty: pl.DataFrame) -> pl.DataFrame:
+    """The rows of every task's blob, in one frame (``empty`` gives the schema of none)."""
+    frames = []
+    for blob in result.column("arrow").to_pylist():
+        frame = pl.from_arrow(pa.ipc.open_stream(blob).read_all())
+        assert isinstance(frame, pl.DataFrame)
+        frames.append(frame)
+    return pl.concat(frames) if frames else empty
 
 
 def canonical_coups(table: pa.Table) -> pl.DataFrame:
@@ -50,42 +68,56 @@ def canonical_coups(table: pa.Table) -> pl.DataFrame:
         raise InputError(f"malformed coups: {where}{exc}") from None
 
 
-def spark_types(table: pa.Table) -> pa.Table:
-    """Large strings and lists as Spark's Arrow types (string, list)."""
-    return table.cast(pa.schema([
-        (f.name, pa.string() if f.type == pa.large_string() else
-         pa.list_(f.type.value_type) if pa.types.is_large_list(f.type) else f.type)
-        for f in table.schema]))
-
-
 def roads_job(table: pa.Table, leading_ties: LeadingTies = "first-cell") -> pa.Table:
-    """Per-shoe roads of the shoes in ``table`` (Spark types: no large strings)."""
-    return spark_types(shoe_roads(canonical_coups(table), leading_ties).to_arrow())
+    """Per-shoe roads of the shoes in ``table``."""
+    return shoe_roads(canonical_coups(table), leading_ties).to_arrow()
 
 
 def stats_job(table: pa.Table) -> pa.Table:
     """Per-shoe statistics partial rows: counts, time span and the sequence sums."""
-    part = partial(canonical_coups(table), None)
+    return _stats_rows(partial(canonical_coups(table), None))
+
+
+def stats_file(path: str) -> pa.Table:
+    """:func:`stats_job` of one canonical part file, read as the local engine reads it
+    (scalars, and the card lists only counted); a file in any other shape goes through
+    :func:`stats_job`, which names what is wrong with it."""
+    found = pl.read_parquet_schema(path)
+    if all(found.get(c) == t for c, t in COUPS.items() if c != "source"):
+        return _stats_rows(partial(read_for_statistics(Path(path)), None))
+    columns = [c for c in COUPS if c != "source" and c in found]
+    return stats_job(pq.read_table(path, columns=columns))
+
+
+def _stats_rows(part: Partial) -> pa.Table:
     by_shoe = part.by_shoe
-    n = by_shoe.height
     seq = part.sequence
-    # Sequence sums are per batch; one shoe per batch on Spark, so attach them to its row,
-    # and to the first row of a bigger batch (combining sums them anyway).
-    hist = [seq.hist.ravel().tolist()] + [[0] * seq.hist.size] * (n - 1)
-    lags = [seq.lag_sums.ravel().tolist()] + [[0] * seq.lag_sums.size] * (n - 1)
+    # Sequence sums are per batch: attached to the batch's first row (combining sums them).
+    first = pl.int_range(pl.len()) == 0
     frame = by_shoe.with_columns(
         *(pl.Series(c, seq.per_shoe[:, i]) for i, c in enumerate(SEQ_COLUMNS)),
-        pl.Series("hist", hist, dtype=pl.List(pl.Int64)),
-        pl.Series("lags", lags, dtype=pl.List(pl.Int64)),
+        pl.when(first).then(pl.lit(seq.hist.ravel().tolist(), dtype=pl.List(pl.Int64)))
+        .alias("hist"),
+        pl.when(first).then(pl.lit(seq.lag_sums.ravel().tolist(), dtype=pl.List(pl.Int64)))
+        .alias("lags"),
     ).cast({c: pl.Int64 for c in [*COUNT_COLUMNS, "span_us", *SEQ_COLUMNS]})
-    return spark_types(frame.to_arrow())
+    return frame.to_arrow()
+
+
+#: The per-shoe statistics rows of no shoe.
+STATS_ROWS = pl.DataFrame(schema={
+    "table_id": pl.String, "shoe_id": pl.String, **{c: pl.Int64 for c in COUNT_COLUMNS},
+    "span_us": pl.Int64, **{c: pl.Int64 for c in SEQ_COLUMNS}, "hist": pl.List(pl.Int64),
+    "lags": pl.List(pl.Int64)})
 
 
 def partial_from_rows(rows: pl.DataFrame, shoes: pl.DataFrame) -> Partial:
     """The :class:`~roads.stats.summary.Partial` of collected per-shoe rows."""
     by_shoe = rows.select("table_id", "shoe_id", *COUNT_COLUMNS, "span_us")
-    hist = np.array(rows["hist"].to_list(), dtype=np.int64).sum(axis=0)
-    lags = np.array(rows["lags"].to_list(), dtype=np.int64).sum(axis=0)
+    hist = np.array(rows["hist"].drop_nulls().to_list(), dtype=np.int64).reshape(
+        -1, 2 * (MAX_RUN + 1)).sum(axis=0)
+    lags = np.array(rows["lags"].drop_nulls().to_list(), dtype=np.int64).reshape(
+        -1, LAGS * 4).sum(axis=0)
     return with_rules(Partial(by_shoe, SequenceStats(
         hist.reshape(2, MAX_RUN + 1), rows.select(SEQ_COLUMNS).to_numpy().astype(np.int64),
         lags.reshape(LAGS, 4))), shoes)
