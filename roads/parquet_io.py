@@ -10,6 +10,7 @@ import functools
 import json
 from pathlib import Path
 from types import TracebackType
+from typing import Final
 
 import polars as pl
 import pyarrow as pa
@@ -25,7 +26,7 @@ STATISTICS_COLUMNS = {
     "coups": ["table_id", "shoe_id", "coup", "dealt_at"],
     "shoes": ["table_id", "shoe_id", "started_at", "ended_at"],
 }
-COMPRESSION = "zstd"
+COMPRESSION: Final = "zstd"
 COMPRESSION_LEVEL = 1
 
 

@@ -27,7 +27,7 @@ from roads.errors import InputError
 from roads.files import publish, publish_text, sha256
 from roads.ingest.readers import ReadOptions, detect_format, raw_rows, read
 from roads.ingest.validate import QUARANTINE_SCHEMA, validate
-from roads.parquet_io import scan
+from roads.parquet_io import parts, scan
 from roads.rules import RuleSet
 from roads.schema import SHOES, conform
 from roads.store.store import Store
@@ -76,8 +76,8 @@ class IngestResult:
 
 def _split_conflicts(store: Store, coups: pl.DataFrame) -> tuple[pl.DataFrame, int, pl.DataFrame]:
     """(new coups, how many were already stored identically, conflicting coups)."""
-    if coups.is_empty():
-        return coups, 0, coups
+    if coups.is_empty() or not parts(store.root, "coups"):
+        return coups, 0, coups.clear()
     shoes = coups.select("table_id", "shoe_id").unique()
     stored = (scan(store.root, "coups").join(shoes.lazy(), on=["table_id", "shoe_id"],
                                              how="semi")

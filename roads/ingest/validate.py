@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from roads.ingest import kernel as k
 from roads.ingest.labels import FALSE_LABELS, OUTCOME_LABELS, TRUE_LABELS
-from roads.schema import Card, Outcome, conform
+from roads.schema import Card, Outcome, Source, conform
 from roads.simulate import _pack_slots
 
 _OUTCOME_CODE = {label: "BPT".index(code) for label, code in OUTCOME_LABELS.items()}
@@ -67,7 +67,7 @@ def _code(frame: pl.DataFrame, column: str, mapping: dict[str, int], missing: in
     """
     raw = frame[column]
     if raw.null_count() == len(raw):
-        return pl.Series(column, [missing] * len(raw), dtype=pl.Int8)
+        return pl.Series(column, np.full(len(raw), missing, dtype=np.int8))
     fast = raw.replace_strict(_spellings(mapping), default=None, return_dtype=pl.Int8)
     if fast.null_count() == raw.null_count():
         return fast.fill_null(missing)
@@ -78,6 +78,18 @@ def _code(frame: pl.DataFrame, column: str, mapping: dict[str, int], missing: in
 
 def _int(column: str) -> pl.Expr:
     return pl.col(column).str.strip_chars().cast(pl.Int64, strict=False)
+
+
+def _whole_numbers(column: pl.Series) -> tuple[pl.Series, np.ndarray]:
+    """A text column as whole numbers (null where blank or unreadable), and where it was
+    unreadable. Read as it is first; only when some value did not read is the column
+    stripped of blanks and read again (a clean file is never copied)."""
+    parsed = column.cast(pl.Int64, strict=False)
+    if parsed.null_count() == column.null_count():
+        return parsed, np.zeros(len(column), dtype=np.bool_)
+    text = column.str.strip_chars()
+    parsed = text.cast(pl.Int64, strict=False)
+    return parsed, (parsed.is_null() & text.is_not_null() & (text != "")).to_numpy()
 
 
 #: Timestamp layouts tried in order on a sample; the first that reads it all is used for the
@@ -97,19 +109,27 @@ def _as_utc(parsed: pl.Series) -> pl.Series:
     return parsed.dt.replace_time_zone("UTC")
 
 
+def _in_one_layout(clean: pl.Series) -> pl.Series | None:
+    """``clean`` read with the first layout that reads a sample of it whole, else None."""
+    sample = clean.drop_nulls().head(1000)
+    for fmt in TIME_FORMATS:
+        if sample.str.to_datetime(fmt, strict=False, time_unit="us").null_count() == 0:
+            return _as_utc(clean.str.to_datetime(fmt, strict=False, time_unit="us"))
+    return None
+
+
 def parse_times(text: pl.Series) -> pl.Series:
     """Timestamps to Datetime(us, UTC); unreadable values become null (and are flagged)."""
+    if text.null_count() < len(text):  # a clean column reads as it is, without a copy
+        fast = _in_one_layout(text)
+        if fast is not None and fast.null_count() == text.null_count():
+            return fast.cast(pl.Datetime("us", "UTC"))
     clean = text.str.strip_chars()
     clean = clean.set(clean == "", None)
-    sample = clean.drop_nulls().head(1000)
-    if sample.is_empty():
+    if clean.null_count() == len(clean):
         return pl.Series(text.name, [None] * len(text), dtype=pl.Datetime("us", "UTC"))
-    for fmt in TIME_FORMATS:
-        trial = sample.str.to_datetime(fmt, strict=False, time_unit="us")
-        if trial.null_count() == 0:
-            full = _as_utc(clean.str.to_datetime(fmt, strict=False, time_unit="us"))
-            break
-    else:
+    full = _in_one_layout(clean)
+    if full is None:
         full = pl.Series(text.name, [None] * len(text), dtype=pl.Datetime("us", "UTC"))
     missed = full.is_null() & clean.is_not_null()
     if missed.any():  # a few rows in another layout: infer for those rows only
@@ -132,9 +152,9 @@ def validate(staged: pl.DataFrame, decks: int) -> Validated:
     n = staged.height
     p_cards, p_values, p_count, p_kind = k.hands(staged["player_cards"].to_arrow())
     b_cards, b_values, b_count, b_kind = k.hands(staged["banker_cards"].to_arrow())
-    parsed = staged.select(
-        *(_int(c).fill_null(-1).clip(-1, 99).cast(pl.Int16).alias(c)
-          for c in ("player_total", "banker_total"))).with_columns(
+    totals = {c: _whole_numbers(staged[c])[0] for c in ("player_total", "banker_total")}
+    parsed = pl.DataFrame(
+        [v.fill_null(-1).clip(-1, 99).cast(pl.Int16) for v in totals.values()]).with_columns(
         _code(staged, "outcome", _OUTCOME_CODE).alias("outcome"),
         *(_code(staged, c, _BOOLS, unknown=-1).alias(c)
           for c in ("natural", "player_pair", "banker_pair")))
@@ -152,42 +172,23 @@ def validate(staged: pl.DataFrame, decks: int) -> Validated:
                  recorded["player_pair"], recorded["banker_pair"], out["final_outcome"],
                  out["cards_p_total"], out["cards_b_total"], out["cards_natural"],
                  out["cards_p_pair"], out["cards_b_pair"], flags, reason, level)
+    coup, coup_unreadable = _whole_numbers(staged["coup"])
+    ids = {c: staged[c].str.strip_chars() for c in ("table_id", "shoe_id")}
     s = staged.with_columns(
-        pl.col("table_id").str.strip_chars(), pl.col("shoe_id").str.strip_chars(),
-        _int("coup").alias("_coup"),
+        *ids.values(), coup.alias("_coup"),
         parse_times(staged["dealt_at"]).alias("_dealt_at"),
-        pl.struct("table_id", "shoe_id").hash().alias("_shoe_key"),
         pl.Series("_outcome_code", outcome_code), pl.Series("_kernel_reason", reason),
         pl.Series("_flags", flags), pl.Series("_level", level),
-        pl.Series("_index", np.arange(n)),
+        pl.Series("_index", np.arange(n)), pl.Series("_coup_unreadable", coup_unreadable),
     )
     # -- rows that cannot be stored ----------------------------------------------------------
-    reasons: list[tuple[pl.Expr, str, str]] = [
-        (pl.col("table_id").is_null() | (pl.col("table_id") == ""), "table_id",
-         "no table (give a table column or --table)"),
-        (pl.col("shoe_id").is_null() | (pl.col("shoe_id") == ""), "shoe_id",
-         "no shoe (give a shoe column or --shoe)"),
-        *((pl.col("_kernel_reason") == code, f, text)
-          for code, (f, text) in _KERNEL_REASONS.items() if code != k.Q_NO_OUTCOME),
-        (pl.col("coup").is_not_null() & (pl.col("coup").str.strip_chars() != "")
-         & pl.col("_coup").is_null(), "coup", "coup number is not a whole number"),
-        (pl.col("outcome").str.starts_with("invalid "), "outcome", "invalid line"),
-        (pl.col("_outcome_code") == -2, "outcome", "unknown outcome label"),
-        (pl.col("_kernel_reason") == k.Q_NO_OUTCOME, "outcome",
-         _KERNEL_REASONS[k.Q_NO_OUTCOME][1]),
-    ]
-    why = pl.lit(None, dtype=pl.String)
-    where = pl.lit(None, dtype=pl.String)
-    for condition, column, text in reversed(reasons):
-        message = pl.col("outcome") if text == "invalid line" else pl.lit(text)
-        why = pl.when(condition).then(message).otherwise(why)
-        where = pl.when(condition).then(pl.lit(column)).otherwise(where)
-    s = s.with_columns(why.alias("_reason"), where.alias("_field"))
-    rejected = s["_reason"].is_not_null()
-    if rejected.any():
-        bad, good = s.filter(rejected), s.filter(~rejected)
+    maybe_bad = (reason != 0) | (outcome_code == -2) | coup_unreadable
+    for column in ids.values():
+        maybe_bad |= (column.is_null() | (column == "")).to_numpy()
+    if maybe_bad.any():
+        bad, good = _rejected(s)
     else:  # the usual case: nothing to split off, no copies
-        bad, good = s.clear(), s
+        bad, good = None, s
     # Coup numbers missing altogether: number rows in file order within their shoe.
     if good["_coup"].null_count():
         good = good.with_columns(pl.coalesce(
@@ -202,23 +203,59 @@ def validate(staged: pl.DataFrame, decks: int) -> Validated:
         *(pl.Series(f"_b{i}", b_cards[index, i]) for i in range(3)),
         *(pl.Series(f"_pv{i}", p_values[index, i]) for i in range(2)),
         *(pl.Series(f"_bv{i}", b_values[index, i]) for i in range(2)))
-    good, dup_bad, duplicates = _duplicates(good)
+    shoes = _shoe_ids(good)
+    good, dup_bad, duplicates = _duplicates(good, shoes)
+    if duplicates or not dup_bad.is_empty():
+        shoes = _shoe_ids(good)
     coups = _canonical(good, p_cards, b_cards)
-    flag_rows = pl.concat([_row_flags(good), _shoe_flags(good, decks)])
+    kept = _kept(good, len(p_cards))
+    flag_rows = pl.concat([_row_flags(good), _shoe_flags(good, shoes[0], p_cards[kept],
+                                                         b_cards[kept], decks)])
     quarantine = pl.concat([
         bad.select(pl.col("_file").alias("file"), pl.col("_row").alias("row"),
                    pl.col("_field").alias("field"), pl.col("_reason").alias("reason"),
-                   _raw().alias("raw")),
+                   _raw().alias("raw")) if bad is not None
+        else pl.DataFrame(schema=QUARANTINE_SCHEMA),
         dup_bad,
     ])
     return Validated(coups, flag_rows, quarantine, duplicates)
 
 
+def _rejected(s: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(rows that cannot be stored, with their reason and field; the rest)."""
+    reasons: list[tuple[pl.Expr, str, str]] = [
+        (pl.col("table_id").is_null() | (pl.col("table_id") == ""), "table_id",
+         "no table (give a table column or --table)"),
+        (pl.col("shoe_id").is_null() | (pl.col("shoe_id") == ""), "shoe_id",
+         "no shoe (give a shoe column or --shoe)"),
+        *((pl.col("_kernel_reason") == code, f, text)
+          for code, (f, text) in _KERNEL_REASONS.items() if code != k.Q_NO_OUTCOME),
+        (pl.col("_coup_unreadable"), "coup", "coup number is not a whole number"),
+        (pl.col("outcome").str.starts_with("invalid "), "outcome", "invalid line"),
+        (pl.col("_outcome_code") == -2, "outcome", "unknown outcome label"),
+        (pl.col("_kernel_reason") == k.Q_NO_OUTCOME, "outcome",
+         _KERNEL_REASONS[k.Q_NO_OUTCOME][1]),
+    ]
+    why = pl.lit(None, dtype=pl.String)
+    where = pl.lit(None, dtype=pl.String)
+    for condition, column, text in reversed(reasons):
+        message = pl.col("outcome") if text == "invalid line" else pl.lit(text)
+        why = pl.when(condition).then(message).otherwise(why)
+        where = pl.when(condition).then(pl.lit(column)).otherwise(where)
+    s = s.with_columns(why.alias("_reason"), where.alias("_field"))
+    rejected = s["_reason"].is_not_null()
+    return s.filter(rejected), s.filter(~rejected)
+
+
+def _kept(good: pl.DataFrame, n: int) -> np.ndarray | slice:
+    """Where the kept rows were among the ``n`` staged ones (every row: no gather)."""
+    index = good["_index"].to_numpy()
+    return slice(None) if len(index) == n else index
+
+
 def _canonical(good: pl.DataFrame, p_cards: np.ndarray, b_cards: np.ndarray) -> pl.DataFrame:
     """The canonical coups: recorded values where recorded, else what the cards say."""
-    index = good["_index"].to_numpy()
-    if len(index) == len(p_cards):
-        index = slice(None)  # type: ignore[assignment]
+    index = _kept(good, len(p_cards))
     keep = good["_level"].to_numpy() == 1
 
     def pick(recorded: str, derived: str, dtype: pl.DataType) -> pl.Expr:
@@ -236,7 +273,7 @@ def _canonical(good: pl.DataFrame, p_cards: np.ndarray, b_cards: np.ndarray) -> 
         pick("_rec_natural", "_cards_natural", pl.Boolean()).alias("natural"),
         pick("_rec_player_pair", "_cards_p_pair", pl.Boolean()).alias("player_pair"),
         pick("_rec_banker_pair", "_cards_b_pair", pl.Boolean()).alias("banker_pair"),
-        pl.col("_dealt_at").alias("dealt_at"), pl.lit("import").alias("source"),
+        pl.col("_dealt_at").alias("dealt_at"), pl.lit("import", dtype=Source).alias("source"),
     )
     return conform(coups, "coups")
 
@@ -247,10 +284,19 @@ def _raw() -> pl.Expr:
     return pl.coalesce("_raw", pl.struct(fields).struct.json_encode())
 
 
-def _duplicates(good: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, int]:
-    """Drop identical repeats of a coup; quarantine repeats that differ."""
+def _duplicates(good: pl.DataFrame, shoes: tuple[np.ndarray, bool]
+                ) -> tuple[pl.DataFrame, pl.DataFrame, int]:
+    """Drop identical repeats of a coup; quarantine repeats that differ.
+
+    ``shoes``: :func:`_shoe_ids`. When each shoe is one run of rows with rising coup
+    numbers (as exports list them), no coup can repeat and nothing needs hashing."""
     key = ["table_id", "shoe_id", "_coup"]
-    hashed = good.select(pl.struct("_shoe_key", "_coup").hash()).to_series().to_numpy()
+    ids, contiguous = shoes
+    if contiguous and good.height:
+        coup = good["_coup"].to_numpy()
+        if ((np.diff(coup) > 0) | (np.diff(ids) != 0)).all():
+            return good, pl.DataFrame(schema=QUARANTINE_SCHEMA), 0
+    hashed = good.select(pl.struct("table_id", "shoe_id", "_coup").hash()).to_series().to_numpy()
     ordered = np.sort(hashed)
     if not (ordered[1:] == ordered[:-1]).any():  # no repeated (table, shoe, coup)
         return good, pl.DataFrame(schema=QUARANTINE_SCHEMA), 0
@@ -308,9 +354,11 @@ def _row_flags(good: pl.DataFrame) -> pl.DataFrame:
         for position, rule, message in rules:
             hit = flagged.filter((bit & (1 << position)) != 0)
             frames.append(_flag_frame(hit, rule, message))
-    unreadable = good.filter(pl.col("dealt_at").is_not_null()
-                             & (pl.col("dealt_at").str.strip_chars() != "")
-                             & pl.col("_dealt_at").is_null())
+    unreadable = good.clear()
+    if good["_dealt_at"].null_count() > good["dealt_at"].null_count():  # some may be unreadable
+        unreadable = good.filter(pl.col("dealt_at").is_not_null()
+                                 & (pl.col("dealt_at").str.strip_chars() != "")
+                                 & pl.col("_dealt_at").is_null())
     frames.append(_flag_frame(unreadable, "timestamp",
                               pl.format("unreadable timestamp {}", pl.col("dealt_at"))))
     return pl.concat(frames)
@@ -328,37 +376,41 @@ def _flag_frame(rows: pl.DataFrame, rule: str, message: pl.Expr) -> pl.DataFrame
         message.alias("message")).cast(FLAG_SCHEMA)  # type: ignore[arg-type]
 
 
-def _shoe_ids(good: pl.DataFrame) -> np.ndarray:
-    """Dense shoe ids per (file, table, shoe). Exports list a shoe's coups together, so runs
-    of equal keys are tried first (cheap); if a key comes back later, rank instead."""
-    if good["_file"].n_unique() == 1:
-        key = good["_shoe_key"].to_numpy()
-        change = np.ones(len(key), dtype=bool)
-        change[1:] = key[1:] != key[:-1]
-        run_keys = np.sort(key[change])
-        if not (run_keys[1:] == run_keys[:-1]).any():
-            return np.cumsum(change) - 1
-    ranked = good.select(pl.struct("_file", "_shoe_key").rank("dense").cast(pl.Int64) - 1)
-    return ranked.to_series().to_numpy()
+def _shoe_ids(good: pl.DataFrame) -> tuple[np.ndarray, bool]:
+    """Dense shoe ids per (file, table, shoe), and whether each shoe is one run of rows.
+
+    Exports list a shoe's coups together, so runs of equal keys are tried first (each row
+    compared with the one before); if a key comes back later, rank instead."""
+    if good.height and (good["_file"] == good["_file"][0]).all():
+        change = good.select(
+            ((pl.col("table_id") != pl.col("table_id").shift(1))
+             | (pl.col("shoe_id") != pl.col("shoe_id").shift(1))).fill_null(True)
+        ).to_series().to_numpy()
+        keys = good.select("table_id", "shoe_id")[np.flatnonzero(change)]
+        if keys.n_unique() == keys.height:
+            return np.cumsum(change) - 1, True
+    ranked = good.select(pl.struct("_file", pl.struct("table_id", "shoe_id").hash())
+                         .rank("dense").cast(pl.Int64) - 1)
+    return ranked.to_series().to_numpy(), False
 
 
-def _shoe_flags(good: pl.DataFrame, decks: int) -> pl.DataFrame:
+def _shoe_flags(good: pl.DataFrame, ids: np.ndarray, p_cards: np.ndarray,
+                b_cards: np.ndarray, decks: int) -> pl.DataFrame:
     """Per-shoe rules in one compiled pass: numbering gaps and order, time order, inventory.
 
     Shoes are told apart per input file (a shoe split over two files is checked per file).
+    ``p_cards``/``b_cards``: the kept rows' card slots.
     """
     if good.is_empty():
         return pl.DataFrame(schema=FLAG_SCHEMA)
-    ids = _shoe_ids(good)
     n_shoes = int(ids.max()) + 1
     times = good["_dealt_at"]
     stats = np.empty((n_shoes, 6), dtype=np.int64)
     counts = np.zeros((n_shoes, 52), dtype=np.int32)
-    slots = good.select("_p0", "_p1", "_p2", "_b0", "_b1", "_b2").to_numpy()
     k.shoe_checks(ids, good["_coup"].to_numpy().astype(np.int64),
                   times.dt.epoch("us").fill_null(0).to_numpy(),
-                  times.is_not_null().to_numpy(), np.ascontiguousarray(slots[:, :3]),
-                  np.ascontiguousarray(slots[:, 3:]), (good["_level"] == 1).to_numpy(),
+                  times.is_not_null().to_numpy(), np.ascontiguousarray(p_cards),
+                  np.ascontiguousarray(b_cards), (good["_level"] == 1).to_numpy(),
                   n_shoes, decks, stats, counts)
     first = stats[:, 0]
     shoes = good.select(pl.col("_file").alias("file"), pl.col("_row").alias("row"),
