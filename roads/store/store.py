@@ -72,16 +72,15 @@ class Store:
         coups = conform(coups, "coups")
         # A shoe is filed under the day its first coup was dealt (a shoe past midnight stays
         # in one file); shoes take the day of their coups, or their own start.
-        days = coups.select("table_id", "shoe_id", _first_day(coups).alias("day"))
+        row_days, shoe_days = _shoe_days(coups)
         for table, frame in (("coups", coups),
                              ("shoes", conform(shoes, "shoes") if shoes is not None else None)):
             if frame is None or frame.is_empty():
                 continue
             if table == "coups":
-                dated = frame.with_columns(days["day"])
+                dated = frame.with_columns(row_days)
             else:
-                dated = frame.join(days.unique(["table_id", "shoe_id"]),
-                                   on=["table_id", "shoe_id"], how="left",
+                dated = frame.join(shoe_days, on=["table_id", "shoe_id"], how="left",
                                    maintain_order="left").with_columns(
                     pl.coalesce("day", pl.col("started_at").dt.date()).alias("day"))
             meta = provenance(table=table, **metadata)
@@ -248,25 +247,28 @@ class Store:
         return {"partitions_compacted": merged, "files_replaced": removed}
 
 
-def _first_day(coups: pl.DataFrame) -> pl.Series:
-    """Each row's shoe's first day. Rows usually come shoe by shoe: then each run of rows
-    is one shoe and its earliest time is a reduction over the run (no hashing)."""
-    if coups.is_empty():
-        return pl.Series("day", [], dtype=pl.Date)
+def _shoe_days(coups: pl.DataFrame) -> tuple[pl.Series, pl.DataFrame]:
+    """Each row's shoe's first day, and each shoe's (table_id, shoe_id, day).
+
+    Rows usually come shoe by shoe: then each run of rows is one shoe and its earliest time
+    is a reduction over the run (no hashing)."""
+    keys = ["table_id", "shoe_id"]
     starts = coups.select(
         ((pl.col("table_id") != pl.col("table_id").shift(1))
          | (pl.col("shoe_id") != pl.col("shoe_id").shift(1))).fill_null(True)
     ).to_series().to_numpy()
     first = np.flatnonzero(starts)
-    keys = coups.select("table_id", "shoe_id")[first]
+    shoes = coups.select(keys)[first]
     times = coups["dealt_at"]
-    if keys.n_unique() < keys.height or times.null_count():
-        return coups.select(
-            pl.col("dealt_at").min().over("table_id", "shoe_id").dt.date()).to_series()
-    earliest = np.minimum.reduceat(times.dt.epoch("us").to_numpy(), first)
+    if coups.is_empty() or shoes.n_unique() < shoes.height or times.null_count():
+        day = pl.col("dealt_at").min().dt.date().alias("day")
+        return (coups.select(day.over(keys)).to_series(),
+                coups.group_by(keys).agg(day))
+    earliest = pl.Series("day", np.minimum.reduceat(times.dt.epoch("us").to_numpy(), first))
+    earliest = earliest.cast(pl.Datetime("us", "UTC")).dt.date()
     runs = np.diff(np.r_[first, len(starts)])
-    return pl.Series("day", np.repeat(earliest, runs)).cast(
-        pl.Datetime("us", "UTC")).dt.date()
+    return (pl.Series("day", np.repeat(earliest.to_numpy(), runs), dtype=pl.Date),
+            shoes.with_columns(earliest))
 
 
 def _write(path: Path, table: str, frame: pl.DataFrame, meta: dict[str, str]) -> None:
