@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from roads.cards import CARD_CODES
@@ -101,3 +102,20 @@ def provenance(**items: Any) -> dict[str, str]:
     meta = {"roads.schema_version": str(SCHEMA_VERSION), "roads.software_version": __version__}
     meta.update({f"roads.{k}": str(v) for k, v in items.items() if v is not None})
     return meta
+
+
+def shoe_starts(frame: pl.DataFrame) -> np.ndarray:
+    """Boolean per row: does it start a new (table, shoe) run?
+
+    Coups are kept shoe by shoe, so many passes need only these boundaries, never a hash of
+    every key. Categorical keys (as read from Parquet dictionaries) compare by their integer
+    codes, an order of magnitude faster than comparing strings.
+    """
+    def key(name: str) -> pl.Expr:
+        col = pl.col(name)
+        return col.to_physical() if frame.schema[name] == pl.Categorical() else col
+
+    return frame.select(
+        ((key("table_id") != key("table_id").shift(1))
+         | (key("shoe_id") != key("shoe_id").shift(1))).fill_null(True)
+    ).to_series().to_numpy()

@@ -27,7 +27,7 @@ from roads.board.board import LEADING_TIES, LeadingTies
 from roads.errors import InputError
 from roads.parquet_io import parts as part_files
 from roads.parquet_io import scan
-from roads.schema import Outcome
+from roads.schema import Outcome, shoe_starts
 
 #: One row per shoe. Mark strings hold ``R``/``B`` per mark in entry order; the asks hold
 #: three letters (Big Eye Boy, Small Road, Cockroach Pig), ``-`` where no mark would come.
@@ -53,23 +53,6 @@ SHOE_ROADS: dict[str, pl.DataType] = {
 _ROWS = 6
 _R, _B, _NONE = ord("R"), ord("B"), ord("-")
 _OUTCOME_CODE = {"B": 0, "P": 1, "T": 2}
-
-
-def _shoe_starts(frame: pl.DataFrame) -> np.ndarray:
-    """Boolean: does this row start a new (table, shoe) run?
-
-    Categorical keys (as read from Parquet dictionaries) compare by their integer codes,
-    which is an order of magnitude faster than comparing strings.
-    """
-    def key(name: str) -> pl.Expr:
-        col = pl.col(name)
-        return col.to_physical() if frame.schema[name] == pl.Categorical() else col
-
-    starts = frame.select(
-        ((key("table_id") != key("table_id").shift(1))
-         | (key("shoe_id") != key("shoe_id").shift(1))).fill_null(True)
-    ).to_series()
-    return starts.to_numpy()
 
 
 def _grouped_in_order(frame: pl.DataFrame, starts: np.ndarray) -> bool:
@@ -275,10 +258,10 @@ def shoe_roads(coups: pl.DataFrame, leading_ties: LeadingTies = "first-cell") ->
     if coups.is_empty():
         return pl.DataFrame(schema=SHOE_ROADS)
     frame = coups.select("table_id", "shoe_id", "coup", pl.col("outcome").cast(Outcome))
-    starts = _shoe_starts(frame)
+    starts = shoe_starts(frame)
     if not _grouped_in_order(frame, starts):
         frame = frame.sort("table_id", "shoe_id", "coup")
-        starts = _shoe_starts(frame)
+        starts = shoe_starts(frame)
     outcome = frame["outcome"].to_physical().to_numpy().astype(np.int8)  # B=0, P=1, T=2
     keys = frame.select(pl.col("table_id", "shoe_id").cast(pl.String)).filter(
         pl.Series(starts))

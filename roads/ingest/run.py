@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from roads.errors import InputError
@@ -29,7 +30,7 @@ from roads.ingest.readers import ReadOptions, detect_format, raw_rows, read
 from roads.ingest.validate import QUARANTINE_SCHEMA, validate
 from roads.parquet_io import parts, scan
 from roads.rules import RuleSet
-from roads.schema import SHOES, conform
+from roads.schema import SHOES, conform, shoe_starts
 from roads.store.store import Store
 
 _CONTENT = ["outcome", "player_cards", "banker_cards", "player_total", "banker_total"]
@@ -96,12 +97,20 @@ def _split_conflicts(store: Store, coups: pl.DataFrame) -> tuple[pl.DataFrame, i
 
 def _shoe_rows(store: Store, coups: pl.DataFrame, rules: RuleSet) -> pl.DataFrame:
     """A ``shoes`` row for every imported shoe the store does not know yet."""
-    shoes = coups.group_by("table_id", "shoe_id").agg(
+    totals = (
         pl.len().cast(pl.Int16).alias("coups"),
         pl.col("dealt_at").min().alias("started_at"), pl.col("dealt_at").max().alias("ended_at"),
         pl.when(pl.col("player_cards").is_not_null().all())
         .then((pl.col("player_cards").list.len() + pl.col("banker_cards").list.len()).sum())
         .cast(pl.Int16).alias("cards_dealt"))
+    starts = shoe_starts(coups)
+    keys = coups.select("table_id", "shoe_id").filter(pl.Series(starts))
+    if keys.n_unique() == keys.height:  # each shoe one run of rows: group by the run number
+        shoes = coups.with_columns(pl.Series("_run", np.cumsum(starts))).group_by(
+            "_run", maintain_order=True).agg(pl.first("table_id", "shoe_id"), *totals
+        ).drop("_run")
+    else:
+        shoes = coups.group_by("table_id", "shoe_id").agg(*totals)
     known = scan(store.root, "shoes").select("table_id", "shoe_id").collect()
     shoes = shoes.join(known, on=["table_id", "shoe_id"], how="anti").with_columns(
         pl.lit(rules.name).alias("rules"), pl.lit(rules.decks).cast(pl.Int8).alias("decks"),

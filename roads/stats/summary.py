@@ -17,6 +17,7 @@ import numpy as np
 import polars as pl
 from scipy.special import ndtri
 
+from roads.schema import shoe_starts
 from roads.stats.expect import expectation
 from roads.stats.sequence import MAX_RUN, SequenceStats, expected_runs, sequence_stats
 
@@ -93,20 +94,14 @@ COUNT_COLUMNS = ["n", "B", "P", "T", "pair_n", "player_pair", "banker_pair_n", "
 def grouped(coups: pl.DataFrame) -> tuple[pl.DataFrame, np.ndarray]:
     """Coups grouped by shoe in coup order (sorted only if they are not already), with the
     shoe boundaries (``offsets[s]`` is shoe s's first row; the last entry the row count)."""
-    def starts_of(frame: pl.DataFrame) -> np.ndarray:
-        return frame.select(
-            ((pl.col("table_id") != pl.col("table_id").shift(1))
-             | (pl.col("shoe_id") != pl.col("shoe_id").shift(1))).fill_null(True)
-        ).to_series().to_numpy()
-
-    starts = starts_of(coups)
+    starts = shoe_starts(coups)
     coup = coups["coup"].to_numpy()
     keys = coups.select("table_id", "shoe_id").filter(pl.Series(starts))
     in_order = (len(coup) < 2 or bool((np.diff(coup)[~starts[1:]] > 0).all())) \
         and keys.n_unique() == keys.height
     if not in_order:
         coups = coups.sort("table_id", "shoe_id", "coup")
-        starts = starts_of(coups)
+        starts = shoe_starts(coups)
     offsets = np.r_[np.flatnonzero(starts), coups.height].astype(np.int64)
     return coups, offsets
 

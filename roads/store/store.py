@@ -36,7 +36,7 @@ from roads.parquet_io import (
     scan,
 )
 from roads.rules import get_rules
-from roads.schema import COUPS, SHOES, conform, provenance
+from roads.schema import COUPS, SHOES, conform, provenance, shoe_starts
 from roads.store.journal import Event, Journal
 
 UNDATED = "undated"
@@ -253,10 +253,7 @@ def _shoe_days(coups: pl.DataFrame) -> tuple[pl.Series, pl.DataFrame]:
     Rows usually come shoe by shoe: then each run of rows is one shoe and its earliest time
     is a reduction over the run (no hashing)."""
     keys = ["table_id", "shoe_id"]
-    starts = coups.select(
-        ((pl.col("table_id") != pl.col("table_id").shift(1))
-         | (pl.col("shoe_id") != pl.col("shoe_id").shift(1))).fill_null(True)
-    ).to_series().to_numpy()
+    starts = shoe_starts(coups)
     first = np.flatnonzero(starts)
     shoes = coups.select(keys)[first]
     times = coups["dealt_at"]
