@@ -85,6 +85,8 @@ class _Shapes:
             f"{xy(cx + c, cy + r)} {xy(cx + r, cy + c)} {xy(cx + r, cy)} c {op}")
 
     def polygon(self, points: list[tuple[float, float]], op: str) -> None:
+        if not points:
+            return
         first, *rest = points
         path = " ".join(f"{self._xy(px, py)} l" for px, py in rest)
         self.ops.append(f"{self._xy(*first)} m {path} h {op}")
