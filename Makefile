@@ -53,6 +53,7 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks.ingest
 	$(BIN)/python -m benchmarks.stats
 	$(BIN)/python -m benchmarks.scale
+	$(BIN)/python -m benchmarks.export
 	$(BIN)/python -m benchmarks.screens
 
 clean:
