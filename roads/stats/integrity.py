@@ -26,6 +26,9 @@ from roads.stats.summary import grouped
 NONE = 255
 _WINDOW = 8  # cards per fingerprint window
 _SAMPLE = 8  # keep one window hash in _SAMPLE (chosen by content, so offsets do not matter)
+#: Point value of each card slot code (rank * 4 + suit); -1 for an empty slot.
+_POINTS = np.full(256, -1, dtype=np.int16)
+_POINTS[:52] = [(r + 1) if r < 9 else 0 for r in np.arange(52) // 4]
 
 
 @nb.njit(cache=True)
@@ -133,14 +136,14 @@ def integrity_checks(coups: pl.DataFrame, shoes: pl.DataFrame,
     info = keys.join(known, on=["table_id", "shoe_id"], how="left", maintain_order="left")
     rules = [get_rules(r) if r else get_rules("standard-8") for r in info["rules"].to_list()]
     decks = np.array([r.decks for r in rules], dtype=np.int64)
-    burn = info["burn_cards"].to_list()
-    burned = np.array([len(x) if x else 0 for x in burn], dtype=np.int64)
+    burned = info["burn_cards"].list.len().fill_null(0).to_numpy().astype(np.int64)
+    exposed = info["burn_cards"].list.first().cast(pl.String).to_list()  # None: no burn
     # The end rule can only be judged on a complete shoe (all its recorded coups present).
     complete = (info["coups"].fill_null(-1).to_numpy() == np.diff(offsets))
     cut = np.where(complete, info["cut_card_index"].fill_null(-1).to_numpy(), -1) \
         .astype(np.int64)
     end_rule = np.array([(0 if r.end_rule == "finish-plus-one" else 1) if x else -1
-                         for r, x in zip(rules, burn, strict=True)], dtype=np.int64)
+                         for r, x in zip(rules, exposed, strict=True)], dtype=np.int64)
     n = len(offsets) - 1
     over = np.zeros((n, 2), dtype=np.int64)
     runs = np.zeros((n, 2), dtype=np.int64)
@@ -158,14 +161,14 @@ def integrity_checks(coups: pl.DataFrame, shoes: pl.DataFrame,
                 "inventory", "high", table, shoe, [],
                 f"card {CARD_CODES[over[s, 0]]} appears {over[s, 1]} times, but "
                 f"{decks[s]} deck(s) hold only {decks[s]}"))
-        if burn[s]:
-            first = burn[s][0]
+        first = exposed[s]
+        if first:
             want = RANK_BURN["A23456789TJQK".index(first[0])]
-            if len(burn[s]) - 1 != want:
+            if burned[s] - 1 != want:
                 findings.append(_finding(
                     "burn", "medium", table, shoe, [],
                     f"the exposed {first} calls for {want} burned card(s), but "
-                    f"{len(burn[s]) - 1} were burned"))
+                    f"{burned[s] - 1} were burned"))
         if end[s] == 1:
             findings.append(_finding(
                 "end of shoe", "medium", table, shoe, [coups_in_shoe],
@@ -187,12 +190,8 @@ def integrity_checks(coups: pl.DataFrame, shoes: pl.DataFrame,
 
 def _row_findings(cards: pl.DataFrame, p: np.ndarray, b: np.ndarray) -> list[dict[str, Any]]:
     n = cards.height
-    values = {}
-    for name, slots in (("p", p), ("b", b)):
-        rank = slots.astype(np.int16) // 4
-        values[name] = np.where(slots == NONE, -1, np.where(rank < 9, rank + 1, 0)) \
-            .astype(np.int16)
-    count = {name: (slots != NONE).sum(axis=1).astype(np.int16) for name, slots in
+    values = {name: _POINTS[slots] for name, slots in (("p", p), ("b", b))}
+    count = {name: (slots != NONE).sum(axis=1, dtype=np.int16) for name, slots in
              (("p", p), ("b", b))}
     kind = np.full(n, k.KIND_CARDS, dtype=np.int8)
     recorded = cards.select(
@@ -230,12 +229,23 @@ def _repeats(shoe: np.ndarray, hashes: np.ndarray, ids: list[tuple[str, str]],
     """Shoe pairs sharing at least ``threshold`` of their sampled 8-card windows."""
     if not len(hashes):
         return []
-    frame = pl.DataFrame({"shoe": shoe, "h": hashes}).unique()
-    sizes = frame.group_by("shoe").len().rename({"len": "windows"})
-    pairs = (frame.join(frame, on="h").filter(pl.col("shoe") < pl.col("shoe_right"))
+    # Distinct (window, shoe) pairs in window order; only windows seen in two or more shoes
+    # take part in the pairing (in shuffled shoes, almost none).
+    order = np.lexsort((shoe, hashes))
+    h, sh = hashes[order], shoe[order]
+    distinct = np.ones(len(h), dtype=np.bool_)
+    distinct[1:] = (h[1:] != h[:-1]) | (sh[1:] != sh[:-1])
+    h, sh = h[distinct], sh[distinct]
+    windows = np.bincount(sh)
+    repeated = np.zeros(len(h), dtype=np.bool_)
+    repeated[1:] = h[1:] == h[:-1]
+    repeated[:-1] |= repeated[1:].copy()
+    shared = pl.DataFrame({"shoe": sh[repeated], "h": h[repeated]})
+    pairs = (shared.join(shared, on="h").filter(pl.col("shoe") < pl.col("shoe_right"))
              .group_by("shoe", "shoe_right").len().rename({"len": "shared"}))
-    pairs = pairs.join(sizes, on="shoe").join(
-        sizes.rename({"shoe": "shoe_right", "windows": "windows_right"}), on="shoe_right")
+    pairs = pairs.with_columns(
+        pl.Series("windows", windows[pairs["shoe"].to_numpy()]),
+        pl.Series("windows_right", windows[pairs["shoe_right"].to_numpy()]))
     pairs = pairs.with_columns(
         (pl.col("shared") / pl.min_horizontal("windows", "windows_right")).alias("share"))
     out = []
