@@ -119,3 +119,12 @@ def shoe_starts(frame: pl.DataFrame) -> np.ndarray:
         ((key("table_id") != key("table_id").shift(1))
          | (key("shoe_id") != key("shoe_id").shift(1))).fill_null(True)
     ).to_series().to_numpy()
+
+
+def shoe_runs(frame: pl.DataFrame) -> np.ndarray | None:
+    """:func:`shoe_starts` when every shoe is exactly one run of rows (as the writers and
+    most exports keep them), so per-shoe work can go run by run; None when some shoe's rows
+    are split into several runs."""
+    starts = shoe_starts(frame)
+    keys = frame.select("table_id", "shoe_id").filter(pl.Series(starts))
+    return starts if keys.n_unique() == keys.height else None

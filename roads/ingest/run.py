@@ -30,7 +30,7 @@ from roads.ingest.readers import ReadOptions, detect_format, raw_rows, read
 from roads.ingest.validate import QUARANTINE_SCHEMA, validate
 from roads.parquet_io import parts, scan
 from roads.rules import RuleSet
-from roads.schema import SHOES, conform, shoe_starts
+from roads.schema import SHOES, conform, shoe_runs
 from roads.store.store import Store
 
 _CONTENT = ["outcome", "player_cards", "banker_cards", "player_total", "banker_total"]
@@ -103,9 +103,8 @@ def _shoe_rows(store: Store, coups: pl.DataFrame, rules: RuleSet) -> pl.DataFram
         pl.when(pl.col("player_cards").is_not_null().all())
         .then((pl.col("player_cards").list.len() + pl.col("banker_cards").list.len()).sum())
         .cast(pl.Int16).alias("cards_dealt"))
-    starts = shoe_starts(coups)
-    keys = coups.select("table_id", "shoe_id").filter(pl.Series(starts))
-    if keys.n_unique() == keys.height:  # each shoe one run of rows: group by the run number
+    starts = shoe_runs(coups)
+    if starts is not None:  # each shoe one run of rows: group by the run number
         shoes = coups.with_columns(pl.Series("_run", np.cumsum(starts))).group_by(
             "_run", maintain_order=True).agg(pl.first("table_id", "shoe_id"), *totals
         ).drop("_run")

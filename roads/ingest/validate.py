@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from roads.ingest import kernel as k
 from roads.ingest.labels import FALSE_LABELS, OUTCOME_LABELS, TRUE_LABELS
-from roads.schema import Card, Outcome, Source, conform, shoe_starts
+from roads.schema import Card, Outcome, Source, conform, shoe_runs
 from roads.simulate import _pack_slots
 
 _OUTCOME_CODE = {label: "BPT".index(code) for label, code in OUTCOME_LABELS.items()}
@@ -382,10 +382,9 @@ def _shoe_ids(good: pl.DataFrame) -> tuple[np.ndarray, bool]:
     Exports list a shoe's coups together, so runs of equal keys are tried first (each row
     compared with the one before); if a key comes back later, rank instead."""
     if good.height and (good["_file"] == good["_file"][0]).all():
-        change = shoe_starts(good)
-        keys = good.select("table_id", "shoe_id")[np.flatnonzero(change)]
-        if keys.n_unique() == keys.height:
-            return np.cumsum(change) - 1, True
+        starts = shoe_runs(good)
+        if starts is not None:
+            return np.cumsum(starts) - 1, True
     ranked = good.select(pl.struct("_file", pl.struct("table_id", "shoe_id").hash())
                          .rank("dense").cast(pl.Int64) - 1)
     return ranked.to_series().to_numpy(), False

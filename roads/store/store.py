@@ -36,7 +36,7 @@ from roads.parquet_io import (
     scan,
 )
 from roads.rules import get_rules
-from roads.schema import COUPS, SHOES, conform, provenance, shoe_starts
+from roads.schema import COUPS, SHOES, conform, provenance, shoe_runs
 from roads.store.journal import Event, Journal
 
 UNDATED = "undated"
@@ -253,14 +253,14 @@ def _shoe_days(coups: pl.DataFrame) -> tuple[pl.Series, pl.DataFrame]:
     Rows usually come shoe by shoe: then each run of rows is one shoe and its earliest time
     is a reduction over the run (no hashing)."""
     keys = ["table_id", "shoe_id"]
-    starts = shoe_starts(coups)
-    first = np.flatnonzero(starts)
-    shoes = coups.select(keys)[first]
+    starts = shoe_runs(coups) if coups.height else None
     times = coups["dealt_at"]
-    if coups.is_empty() or shoes.n_unique() < shoes.height or times.null_count():
+    if starts is None or times.null_count():
         day = pl.col("dealt_at").min().dt.date().alias("day")
         return (coups.select(day.over(keys)).to_series(),
                 coups.group_by(keys).agg(day))
+    first = np.flatnonzero(starts)
+    shoes = coups.select(keys)[first]
     earliest = pl.Series("day", np.minimum.reduceat(times.dt.epoch("us").to_numpy(), first))
     earliest = earliest.cast(pl.Datetime("us", "UTC")).dt.date()
     runs = np.diff(np.r_[first, len(starts)])
