@@ -298,4 +298,3 @@ def shoe_checks(shoe: np.ndarray, coup: np.ndarray, time_us: np.ndarray, has_tim
                     over[s, p_cards[r, k]] += 1
                 if b_cards[r, k] != NONE:
                     over[s, b_cards[r, k]] += 1
-
