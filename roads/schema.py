@@ -128,3 +128,18 @@ def shoe_runs(frame: pl.DataFrame) -> np.ndarray | None:
     starts = shoe_starts(frame)
     keys = frame.select("table_id", "shoe_id").filter(pl.Series(starts))
     return starts if keys.n_unique() == keys.height else None
+
+
+def rising_within_shoes(coup: np.ndarray, starts: np.ndarray) -> bool:
+    """Whether coup numbers rise strictly inside every run of rows (``starts``)."""
+    return len(coup) < 2 or bool((np.diff(coup)[~starts[1:]] > 0).all())
+
+
+def grouped_by_shoe(frame: pl.DataFrame) -> tuple[pl.DataFrame, np.ndarray]:
+    """``frame`` with each shoe's rows together in rising coup order, and its
+    :func:`shoe_starts`. Sorted only when it is not so already (as stored shoes are)."""
+    starts = shoe_runs(frame)
+    if starts is not None and rising_within_shoes(frame["coup"].to_numpy(), starts):
+        return frame, starts
+    frame = frame.sort("table_id", "shoe_id", "coup")
+    return frame, shoe_starts(frame)

@@ -27,7 +27,7 @@ from roads.board.board import LEADING_TIES, LeadingTies
 from roads.errors import InputError
 from roads.parquet_io import parts as part_files
 from roads.parquet_io import scan
-from roads.schema import Outcome, shoe_starts
+from roads.schema import Outcome, grouped_by_shoe
 
 #: One row per shoe. Mark strings hold ``R``/``B`` per mark in entry order; the asks hold
 #: three letters (Big Eye Boy, Small Road, Cockroach Pig), ``-`` where no mark would come.
@@ -53,15 +53,6 @@ SHOE_ROADS: dict[str, pl.DataType] = {
 _ROWS = 6
 _R, _B, _NONE = ord("R"), ord("B"), ord("-")
 _OUTCOME_CODE = {"B": 0, "P": 1, "T": 2}
-
-
-def _grouped_in_order(frame: pl.DataFrame, starts: np.ndarray) -> bool:
-    """True when each shoe's rows are contiguous and in increasing coup order."""
-    coup = frame["coup"].to_numpy()
-    if len(coup) > 1 and not (np.diff(coup)[~starts[1:]] > 0).all():
-        return False
-    keys = frame.select("table_id", "shoe_id").filter(pl.Series(starts))
-    return keys.n_unique() == keys.height
 
 
 @nb.njit(cache=True, nogil=True)
@@ -258,10 +249,7 @@ def shoe_roads(coups: pl.DataFrame, leading_ties: LeadingTies = "first-cell") ->
     if coups.is_empty():
         return pl.DataFrame(schema=SHOE_ROADS)
     frame = coups.select("table_id", "shoe_id", "coup", pl.col("outcome").cast(Outcome))
-    starts = shoe_starts(frame)
-    if not _grouped_in_order(frame, starts):
-        frame = frame.sort("table_id", "shoe_id", "coup")
-        starts = shoe_starts(frame)
+    frame, starts = grouped_by_shoe(frame)
     outcome = frame["outcome"].to_physical().to_numpy().astype(np.int8)  # B=0, P=1, T=2
     keys = frame.select(pl.col("table_id", "shoe_id").cast(pl.String)).filter(
         pl.Series(starts))

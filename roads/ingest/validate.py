@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from roads.ingest import kernel as k
 from roads.ingest.labels import FALSE_LABELS, OUTCOME_LABELS, TRUE_LABELS
-from roads.schema import Card, Outcome, Source, conform, shoe_runs
+from roads.schema import Card, Outcome, Source, conform, rising_within_shoes, shoe_runs
 from roads.simulate import _pack_slots
 
 _OUTCOME_CODE = {label: "BPT".index(code) for label, code in OUTCOME_LABELS.items()}
@@ -292,10 +292,8 @@ def _duplicates(good: pl.DataFrame, shoes: tuple[np.ndarray, bool]
     numbers (as exports list them), no coup can repeat and nothing needs hashing."""
     key = ["table_id", "shoe_id", "_coup"]
     ids, contiguous = shoes
-    if contiguous and good.height:
-        coup = good["_coup"].to_numpy()
-        if ((np.diff(coup) > 0) | (np.diff(ids) != 0)).all():
-            return good, pl.DataFrame(schema=QUARANTINE_SCHEMA), 0
+    if contiguous and rising_within_shoes(good["_coup"].to_numpy(), np.diff(ids, prepend=-1) != 0):
+        return good, pl.DataFrame(schema=QUARANTINE_SCHEMA), 0
     hashed = good.select(pl.struct("table_id", "shoe_id", "_coup").hash()).to_series().to_numpy()
     ordered = np.sort(hashed)
     if not (ordered[1:] == ordered[:-1]).any():  # no repeated (table, shoe, coup)

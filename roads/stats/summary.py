@@ -17,7 +17,7 @@ import numpy as np
 import polars as pl
 from scipy.special import ndtri
 
-from roads.schema import shoe_starts
+from roads.schema import grouped_by_shoe
 from roads.stats.expect import expectation
 from roads.stats.sequence import MAX_RUN, SequenceStats, expected_runs, sequence_stats
 
@@ -94,14 +94,7 @@ COUNT_COLUMNS = ["n", "B", "P", "T", "pair_n", "player_pair", "banker_pair_n", "
 def grouped(coups: pl.DataFrame) -> tuple[pl.DataFrame, np.ndarray]:
     """Coups grouped by shoe in coup order (sorted only if they are not already), with the
     shoe boundaries (``offsets[s]`` is shoe s's first row; the last entry the row count)."""
-    starts = shoe_starts(coups)
-    coup = coups["coup"].to_numpy()
-    keys = coups.select("table_id", "shoe_id").filter(pl.Series(starts))
-    in_order = (len(coup) < 2 or bool((np.diff(coup)[~starts[1:]] > 0).all())) \
-        and keys.n_unique() == keys.height
-    if not in_order:
-        coups = coups.sort("table_id", "shoe_id", "coup")
-        starts = shoe_starts(coups)
+    coups, starts = grouped_by_shoe(coups)
     offsets = np.r_[np.flatnonzero(starts), coups.height].astype(np.int64)
     return coups, offsets
 

@@ -93,8 +93,8 @@ class Store:
                 written.append(path)
             # One file per day; the writes (and their fsyncs) run side by side.
             with ThreadPoolExecutor(max_workers=8) as pool:
-                list(pool.map(_write, [j[0] for j in jobs], [table] * len(jobs),
-                              [j[1] for j in jobs], [meta] * len(jobs)))
+                list(pool.map(_write, [j[0] for j in jobs], [j[1] for j in jobs],
+                              [meta] * len(jobs)))
         return written
 
     # -- sealing live shoes -----------------------------------------------------------------
@@ -268,11 +268,12 @@ def _shoe_days(coups: pl.DataFrame) -> tuple[pl.Series, pl.DataFrame]:
             shoes.with_columns(earliest))
 
 
-def _write(path: Path, table: str, frame: pl.DataFrame, meta: dict[str, str]) -> None:
-    """One canonical part file, published atomically. polars' writer encodes the columns in
-    parallel (half the time of a pyarrow writer here) and keeps the Enum types; the
-    provenance goes into the key/value metadata as with every other writer."""
-    publish(path, lambda tmp: conform(frame, table).write_parquet(
+def _write(path: Path, frame: pl.DataFrame, meta: dict[str, str]) -> None:
+    """One part file of an already conformed ``frame``, published atomically. polars'
+    writer encodes the columns in parallel (half the time of a pyarrow writer here) and
+    keeps the Enum types; the provenance goes into the key/value metadata as with every
+    other writer."""
+    publish(path, lambda tmp: frame.write_parquet(
         tmp, compression=COMPRESSION, compression_level=COMPRESSION_LEVEL, statistics=True,
         metadata=meta))
 
