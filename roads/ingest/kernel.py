@@ -41,119 +41,111 @@ def string_buffers(array: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.nd
     return offsets, data, nulls
 
 
+def _table(read: dict[str, int]) -> np.ndarray:
+    """A 256-entry byte lookup (-1 where absent): one load instead of a chain of branches,
+    which mispredict on random cards."""
+    table = np.full(256, -1, dtype=np.int8)
+    for chars, value in read.items():
+        for ch in chars:
+            table[ord(ch)] = value
+    return table
+
+
+_SEP = _table({" ,;|/\t\n\r": 1})  # between cards
+_RANK = _table({**{r + r.lower(): i for i, r in enumerate("A23456789TJQK")}})  # "10" aside
+_SUIT = _table({"sS": 0, "hH": 1, "dD": 2, "cC": 3})
+
+
 @nb.njit(cache=True, inline="always")
 def _is_sep(b: int) -> bool:
-    return b == 32 or b == 44 or b == 59 or b == 124 or b == 47 or b == 9 or b == 10 or b == 13
-
-
-@nb.njit(cache=True, inline="always")
-def _rank(b: int) -> int:
-    """Rank index 0..12 (A..K) of an ASCII byte, -1 if none."""
-    if b >= 97:
-        b -= 32  # upper case
-    if b == 65:
-        return 0
-    if 50 <= b <= 57:
-        return b - 49  # '2'..'9' -> 1..8
-    if b == 84:
-        return 9
-    if b == 74:
-        return 10
-    if b == 81:
-        return 11
-    if b == 75:
-        return 12
-    return -1
+    return bool(_SEP[b] == 1)
 
 
 @nb.njit(cache=True, inline="always")
 def _suit(data: np.ndarray, i: int, end: int) -> tuple[int, int]:
     """(suit index 0..3 for s h d c, bytes used); (-1, 0) if none."""
     b = data[i]
-    if b >= 65 and b <= 90:
-        b += 32
-    if b == 115:
-        return 0, 1
-    if b == 104:
-        return 1, 1
-    if b == 100:
-        return 2, 1
-    if b == 99:
-        return 3, 1
+    if _SUIT[b] >= 0:
+        return _SUIT[b], 1
     # UTF-8 suit symbols U+2660..U+2667: E2 99 A0..A7
     if b == 0xE2 and i + 2 < end and data[i + 1] == 0x99 and 0xA0 <= data[i + 2] <= 0xA7:
         return (0, 1, 2, 3, 0, 1, 2, 3)[data[i + 2] - 0xA0], 3
     return -1, 0
 
 
+@nb.njit(cache=True, inline="always")
+def hand(data: np.ndarray, i: int, end: int, cards: np.ndarray, values: np.ndarray,
+         r: int) -> tuple[int, int]:
+    """Read the hand in ``data[i:end]`` into row ``r`` of the slots; (tokens, kind).
+
+    ``cards[r, k]``: card index rank*4+suit or NONE; ``values[r, k]``: point value (from a
+    card or a value token) or -1; kind: none, cards, values or bad (an unreadable token, or
+    cards mixed with values). Shared by the string-column and the raw-CSV front ends.
+    """
+    for k in range(3):
+        cards[r, k] = NONE
+        values[r, k] = -1
+    n = 0
+    n_cards = 0
+    n_values = 0
+    bad = False
+    while i < end:
+        while i < end and _is_sep(data[i]):
+            i += 1
+        if i >= end:
+            break
+        start = i
+        while i < end and not _is_sep(data[i]):
+            i += 1
+        length = i - start
+        card = -1
+        value = -1
+        if length == 1 and 48 <= data[start] <= 57:
+            value = data[start] - 48
+            n_values += 1
+        else:
+            j = start
+            rank = -1
+            if length >= 3 and data[j] == 49 and data[j + 1] == 48:  # "10"
+                rank = 9
+                j += 2
+            else:
+                rank = _RANK[data[j]]
+                j += 1
+            suit, used = (-1, 0) if j >= i else _suit(data, j, i)
+            if rank >= 0 and suit >= 0 and j + used == i:
+                card = rank * 4 + suit
+                value = rank + 1 if rank < 9 else 0
+                n_cards += 1
+            else:
+                bad = True
+        if n < 3:
+            if card >= 0:
+                cards[r, n] = card
+            values[r, n] = value
+        n += 1
+    if n == 0:
+        return 0, KIND_NONE
+    if bad or (n_cards > 0 and n_values > 0):
+        return n, KIND_BAD
+    return n, KIND_CARDS if n_cards > 0 else KIND_VALUES
+
+
 @nb.njit(cache=True, parallel=True)
 def parse_hands(offsets: np.ndarray, data: np.ndarray, nulls: np.ndarray,
                 cards: np.ndarray, values: np.ndarray, count: np.ndarray,
                 kind: np.ndarray) -> None:
-    """Read each hand (``"9h 4s"``, ``"10H,Qc"``, ``"K♠ 2♥"``, ``"9,4,6"``) into slots.
-
-    ``cards[r, k]``: card index rank*4+suit or NONE; ``values[r, k]``: point value (from a
-    card or a value token) or -1; ``count[r]``: tokens; ``kind[r]``: none, cards, values or
-    bad (an unreadable token, or cards mixed with values).
-    """
+    """Read each hand of a string column (``"9h 4s"``, ``"10H,Qc"``, ``"K♠ 2♥"``,
+    ``"9,4,6"``) into slots (see :func:`hand`); ``count[r]``: tokens."""
     for r in nb.prange(offsets.shape[0] - 1):
-        for k in range(3):
-            cards[r, k] = NONE
-            values[r, k] = -1
-        count[r] = 0
-        kind[r] = KIND_NONE
         if nulls[r]:
-            continue
-        i = offsets[r]
-        end = offsets[r + 1]
-        n = 0
-        n_cards = 0
-        n_values = 0
-        bad = False
-        while i < end:
-            while i < end and _is_sep(data[i]):
-                i += 1
-            if i >= end:
-                break
-            start = i
-            while i < end and not _is_sep(data[i]):
-                i += 1
-            length = i - start
-            card = -1
-            value = -1
-            if length == 1 and 48 <= data[start] <= 57:
-                value = data[start] - 48
-                n_values += 1
-            else:
-                j = start
-                rank = -1
-                if length >= 3 and data[j] == 49 and data[j + 1] == 48:  # "10"
-                    rank = 9
-                    j += 2
-                else:
-                    rank = _rank(data[j])
-                    j += 1
-                suit, used = (-1, 0) if j >= i else _suit(data, j, i)
-                if rank >= 0 and suit >= 0 and j + used == i:
-                    card = rank * 4 + suit
-                    value = rank + 1 if rank < 9 else 0
-                    n_cards += 1
-                else:
-                    bad = True
-            if n < 3:
-                if card >= 0:
-                    cards[r, n] = card
-                values[r, n] = value
-            n += 1
-        count[r] = n
-        if n == 0:
+            for k in range(3):
+                cards[r, k] = NONE
+                values[r, k] = -1
+            count[r] = 0
             kind[r] = KIND_NONE
-        elif bad or (n_cards > 0 and n_values > 0):
-            kind[r] = KIND_BAD
-        elif n_cards > 0:
-            kind[r] = KIND_CARDS
         else:
-            kind[r] = KIND_VALUES
+            count[r], kind[r] = hand(data, offsets[r], offsets[r + 1], cards, values, r)
 
 
 @nb.njit(cache=True, parallel=True)

@@ -112,44 +112,53 @@ def _complete(frame: pl.DataFrame, path: Path, options: ReadOptions) -> pl.DataF
     return out
 
 
-def read_csv(path: Path, options: ReadOptions) -> pl.DataFrame:
-    """Card-level or outcome-level rows; delimiter sniffed; headers matched by synonym."""
+def separator(path: Path) -> str:
+    """The field separator: whichever of tab, semicolon and comma the header uses most."""
     with path.open("rb") as fh:
         head = fh.read(8192).decode("utf-8", errors="replace")
     first = head.splitlines()[0] if head else ""
-    separator = max(("\t", ";", ","), key=first.count) if first else ","
-    try:
-        raw = pl.read_csv(path, separator=separator, infer_schema=False, quote_char='"',
-                          encoding="utf8-lossy", truncate_ragged_lines=True)
-    except pl.exceptions.PolarsError as exc:
-        raise InputError(f"{path}: cannot be read as CSV: {exc}") from None
+    return max(("\t", ";", ","), key=first.count) if first else ","
+
+
+def column_targets(path: Path, columns: list[str], options: ReadOptions) -> dict[str, str]:
+    """Input column -> canonical field, by ``--map`` first, then by header synonym."""
     rename: dict[str, str] = {}
     wanted = {v: k for k, v in options.mapping.items()}
-    for column in raw.columns:
+    for column in columns:
         target = wanted.get(column) or HEADER_SYNONYMS.get(_normalise_header(column))
         if target and target not in rename.values():
             rename[column] = target
-    missing = set(options.mapping.values()) - set(raw.columns)
+    missing = set(options.mapping.values()) - set(columns)
     if missing:
         raise InputError(f"{path}: --map names column(s) not in the file: "
                          f"{', '.join(sorted(missing))}")
+    if "outcome" not in rename.values() and not any(c in rename.values() for c in CARD_FIELDS):
+        raise InputError(f"{path}: no outcome or card columns found (columns: "
+                         f"{', '.join(columns)}); name them with --map")
+    return rename
+
+
+def _read_text_csv(path: Path) -> pl.DataFrame:
+    """Every field as text, as written (ragged lines truncated, bad UTF-8 replaced)."""
+    try:
+        return pl.read_csv(path, separator=separator(path), infer_schema=False, quote_char='"',
+                           encoding="utf8-lossy", truncate_ragged_lines=True)
+    except pl.exceptions.PolarsError as exc:
+        raise InputError(f"{path}: cannot be read as CSV: {exc}") from None
+
+
+def read_csv(path: Path, options: ReadOptions) -> pl.DataFrame:
+    """Card-level or outcome-level rows; delimiter sniffed; headers matched by synonym."""
+    raw = _read_text_csv(path)
+    rename = column_targets(path, raw.columns, options)
     frame = raw.with_row_index("_row", offset=1).with_columns(
         pl.lit(None, dtype=pl.String).alias("_raw"))
-    frame = frame.select("_row", "_raw", *[pl.col(c).alias(t) for c, t in rename.items()])
-    if "outcome" not in frame.columns and not any(c in frame.columns for c in CARD_FIELDS):
-        raise InputError(f"{path}: no outcome or card columns found (columns: "
-                         f"{', '.join(raw.columns)}); name them with --map")
-    return frame
+    return frame.select("_row", "_raw", *[pl.col(c).alias(t) for c, t in rename.items()])
 
 
 def raw_rows(path: Path, rows: list[int]) -> dict[int, str]:
     """The given data rows of a CSV file, verbatim field by field, as JSON (for quarantine)."""
-    with path.open("rb") as fh:
-        head = fh.read(8192).decode("utf-8", errors="replace")
-    first = head.splitlines()[0] if head else ""
-    separator = max(("\t", ";", ","), key=first.count) if first else ","
-    raw = pl.read_csv(path, separator=separator, infer_schema=False, quote_char='"',
-                      encoding="utf8-lossy", truncate_ragged_lines=True)
+    raw = _read_text_csv(path)
     picked = raw.with_row_index("_row", offset=1).filter(pl.col("_row").is_in(rows))
     encoded = picked.select("_row", pl.struct(raw.columns).struct.json_encode().alias("raw"))
     return {int(r): str(j) for r, j in encoded.iter_rows()}

@@ -26,8 +26,9 @@ import polars as pl
 
 from roads.errors import InputError
 from roads.files import publish, publish_text, sha256
+from roads.ingest.fastcsv import parse_csv
 from roads.ingest.readers import ReadOptions, detect_format, raw_rows, read
-from roads.ingest.validate import QUARANTINE_SCHEMA, validate
+from roads.ingest.validate import QUARANTINE_SCHEMA, Parsed, check, parse_staged
 from roads.parquet_io import parts, scan
 from roads.rules import RuleSet
 from roads.schema import SHOES, conform, shoe_runs
@@ -117,6 +118,16 @@ def _shoe_rows(store: Store, coups: pl.DataFrame, rules: RuleSet) -> pl.DataFram
     return conform(shoes, "shoes") if not shoes.is_empty() else pl.DataFrame(schema=SHOES)
 
 
+def _parse(path: Path, fmt: str, options: ReadOptions) -> Parsed:
+    """A CSV file straight from its bytes when it is plain (the usual export), else through
+    the reader of its format; both give the same parsed rows."""
+    if fmt == "csv":
+        attempt = parse_csv(path, options)
+        if attempt.parsed is not None:
+            return attempt.parsed
+    return parse_staged(read(path, options))
+
+
 def ingest(paths: list[Path], store: Store, options: ReadOptions, rules: RuleSet,
            progress: Callable[[Path], None] | None = None) -> IngestResult:
     """Ingest files into the store; returns the report (also written as JSON)."""
@@ -135,8 +146,8 @@ def ingest(paths: list[Path], store: Store, options: ReadOptions, rules: RuleSet
             with ThreadPoolExecutor(max_workers=1) as hasher:
                 pending = hasher.submit(sha256, path)
                 fmt = options.format if options.format != "auto" else detect_format(path)
-                staged = read(path, options)
-                checked = validate(staged, rules.decks)
+                parsed = _parse(path, fmt, options)
+                checked = check(parsed, rules.decks)
                 digest = pending.result()
             entry: dict[str, Any] = {"file": str(path), "digest": digest}
             if digest in seen:
@@ -176,7 +187,7 @@ def ingest(paths: list[Path], store: Store, options: ReadOptions, rules: RuleSet
                     on=["table_id", "shoe_id", "coup"], how="anti", nulls_equal=False)
             flags.append(row_flags)
             report = {
-                **entry, "format": fmt, "rows_read": staged.height, "accepted": new.height,
+                **entry, "format": fmt, "rows_read": parsed.rows.height, "accepted": new.height,
                 "already_stored": already, "duplicate_rows": checked.duplicates,
                 "flagged": checked.flags.select("table_id", "shoe_id", "coup").unique().height,
                 "flags_by_rule": _counts(checked.flags, "rule"),

@@ -147,44 +147,86 @@ def _card_list(slots: np.ndarray, keep: np.ndarray, name: str) -> pl.Series:
     return pl.Series(name, lists).list.eval(pl.element().cat.to(Card))
 
 
+@dataclass(frozen=True)
+class Hands:
+    """One side's hands as slots (see :func:`roads.ingest.kernel.hand`)."""
+
+    cards: np.ndarray  # (rows, 3) uint8, NONE where empty
+    values: np.ndarray  # (rows, 3) int16, -1 where empty
+    count: np.ndarray  # int16 tokens
+    kind: np.ndarray  # int8 KIND_*
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """Every row's fields parsed, whichever front end read them (the polars reader and
+    :func:`parse_staged`, or :mod:`roads.ingest.fastcsv` straight from the bytes).
+
+    ``rows`` holds ``_file``, ``_row``, ``_raw`` and the stripped ``table_id``/``shoe_id``,
+    plus the raw text fields where the front end kept them (for quarantine and messages).
+    ``recorded`` values are -1 when absent; the outcome is -2 when its label is unknown.
+    ``starts``: the shoe runs of all rows, when the front end found every shoe to be one run.
+    """
+
+    rows: pl.DataFrame
+    player: Hands
+    banker: Hands
+    recorded: dict[str, np.ndarray]  # outcome, player_total, banker_total, natural, pairs
+    coup: pl.Series  # Int64, null where missing or unreadable
+    coup_unreadable: np.ndarray
+    dealt_at: pl.Series  # Datetime(us, UTC), null where missing or unreadable
+    starts: np.ndarray | None = None
+
+
 def validate(staged: pl.DataFrame, decks: int) -> Validated:
     """Split staged rows into stored coups (with flags) and quarantined rows."""
-    n = staged.height
-    p_cards, p_values, p_count, p_kind = k.hands(staged["player_cards"].to_arrow())
-    b_cards, b_values, b_count, b_kind = k.hands(staged["banker_cards"].to_arrow())
+    return check(parse_staged(staged), decks)
+
+
+def parse_staged(staged: pl.DataFrame) -> Parsed:
+    """Parse a staging frame's text fields (the general front end, any reader)."""
+    sides = [Hands(*k.hands(staged[c].to_arrow())) for c in ("player_cards", "banker_cards")]
     totals = {c: _whole_numbers(staged[c])[0] for c in ("player_total", "banker_total")}
     parsed = pl.DataFrame(
         [v.fill_null(-1).clip(-1, 99).cast(pl.Int16) for v in totals.values()]).with_columns(
         _code(staged, "outcome", _OUTCOME_CODE).alias("outcome"),
         *(_code(staged, c, _BOOLS, unknown=-1).alias(c)
           for c in ("natural", "player_pair", "banker_pair")))
-    outcome_code = parsed["outcome"].to_numpy()
     recorded = {c: parsed[c].to_numpy().astype(np.int16) for c in parsed.columns}
+    coup, coup_unreadable = _whole_numbers(staged["coup"])
+    rows = staged.with_columns(*(staged[c].str.strip_chars() for c in ("table_id", "shoe_id")))
+    return Parsed(rows, sides[0], sides[1], recorded, coup, coup_unreadable,
+                  parse_times(staged["dealt_at"]))
+
+
+def check(parsed: Parsed, decks: int) -> Validated:
+    """Replay and check parsed rows: canonical coups, flags, quarantine."""
+    p, b, recorded = parsed.player, parsed.banker, parsed.recorded
+    n = len(p.count)
+    outcome_code = recorded["outcome"]
     out = {name: np.empty(n, dtype=np.int16) for name in (
         "final_outcome", "cards_p_total", "cards_b_total", "cards_natural", "cards_p_pair",
         "cards_b_pair")}
     flags = np.empty(n, dtype=np.int32)
     reason = np.empty(n, dtype=np.int8)
     level = np.empty(n, dtype=np.int8)
-    k.check_rows(p_values, p_cards, p_count, p_kind, b_values, b_cards, b_count, b_kind,
+    k.check_rows(p.values, p.cards, p.count, p.kind, b.values, b.cards, b.count, b.kind,
                  np.where(outcome_code == -2, -1, outcome_code).astype(np.int16),
                  recorded["player_total"], recorded["banker_total"], recorded["natural"],
                  recorded["player_pair"], recorded["banker_pair"], out["final_outcome"],
                  out["cards_p_total"], out["cards_b_total"], out["cards_natural"],
                  out["cards_p_pair"], out["cards_b_pair"], flags, reason, level)
-    coup, coup_unreadable = _whole_numbers(staged["coup"])
-    ids = {c: staged[c].str.strip_chars() for c in ("table_id", "shoe_id")}
-    s = staged.with_columns(
-        *ids.values(), coup.alias("_coup"),
-        parse_times(staged["dealt_at"]).alias("_dealt_at"),
+    coup_unreadable = parsed.coup_unreadable
+    s = parsed.rows.with_columns(
+        parsed.coup.alias("_coup"), parsed.dealt_at.alias("_dealt_at"),
         pl.Series("_outcome_code", outcome_code), pl.Series("_kernel_reason", reason),
         pl.Series("_flags", flags), pl.Series("_level", level),
         pl.Series("_index", np.arange(n)), pl.Series("_coup_unreadable", coup_unreadable),
     )
     # -- rows that cannot be stored ----------------------------------------------------------
     maybe_bad = (reason != 0) | (outcome_code == -2) | coup_unreadable
-    for column in ids.values():
-        maybe_bad |= (column.is_null() | (column == "")).to_numpy()
+    for c in ("table_id", "shoe_id"):
+        maybe_bad |= (s[c].is_null() | (s[c] == "")).to_numpy()
     if maybe_bad.any():
         bad, good = _rejected(s)
     else:  # the usual case: nothing to split off, no copies
@@ -199,22 +241,22 @@ def validate(staged: pl.DataFrame, decks: int) -> Validated:
     good = good.with_columns(
         *(pl.Series(f"_{name}", arr[index]) for name, arr in out.items()),
         *(pl.Series(f"_rec_{name}", arr[index]) for name, arr in recorded.items()),
-        *(pl.Series(f"_p{i}", p_cards[index, i]) for i in range(3)),
-        *(pl.Series(f"_b{i}", b_cards[index, i]) for i in range(3)),
-        *(pl.Series(f"_pv{i}", p_values[index, i]) for i in range(2)),
-        *(pl.Series(f"_bv{i}", b_values[index, i]) for i in range(2)))
-    shoes = _shoe_ids(good)
+        *(pl.Series(f"_p{i}", p.cards[index, i]) for i in range(3)),
+        *(pl.Series(f"_b{i}", b.cards[index, i]) for i in range(3)),
+        *(pl.Series(f"_pv{i}", p.values[index, i]) for i in range(2)),
+        *(pl.Series(f"_bv{i}", b.values[index, i]) for i in range(2)))
+    shoes = _shoe_ids(good, parsed.starts if bad is None else None)
     good, dup_bad, duplicates = _duplicates(good, shoes)
     if duplicates or not dup_bad.is_empty():
         shoes = _shoe_ids(good)
-    coups = _canonical(good, p_cards, b_cards)
-    kept = _kept(good, len(p_cards))
-    flag_rows = pl.concat([_row_flags(good), _shoe_flags(good, shoes[0], p_cards[kept],
-                                                         b_cards[kept], decks)])
+    coups = _canonical(good, p.cards, b.cards)
+    kept = _kept(good, n)
+    flag_rows = pl.concat([_row_flags(good), _shoe_flags(good, shoes[0], p.cards[kept],
+                                                         b.cards[kept], decks)])
     quarantine = pl.concat([
         bad.select(pl.col("_file").alias("file"), pl.col("_row").alias("row"),
                    pl.col("_field").alias("field"), pl.col("_reason").alias("reason"),
-                   _raw().alias("raw")) if bad is not None
+                   _raw(bad).alias("raw")) if bad is not None
         else pl.DataFrame(schema=QUARANTINE_SCHEMA),
         dup_bad,
     ])
@@ -231,7 +273,8 @@ def _rejected(s: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
         *((pl.col("_kernel_reason") == code, f, text)
           for code, (f, text) in _KERNEL_REASONS.items() if code != k.Q_NO_OUTCOME),
         (pl.col("_coup_unreadable"), "coup", "coup number is not a whole number"),
-        (pl.col("outcome").str.starts_with("invalid "), "outcome", "invalid line"),
+        *([(pl.col("outcome").str.starts_with("invalid "), "outcome", "invalid line")]
+          if "outcome" in s.columns else []),
         (pl.col("_outcome_code") == -2, "outcome", "unknown outcome label"),
         (pl.col("_kernel_reason") == k.Q_NO_OUTCOME, "outcome",
          _KERNEL_REASONS[k.Q_NO_OUTCOME][1]),
@@ -278,10 +321,14 @@ def _canonical(good: pl.DataFrame, p_cards: np.ndarray, b_cards: np.ndarray) -> 
     return conform(coups, "coups")
 
 
-def _raw() -> pl.Expr:
-    fields = ["table_id", "shoe_id", "coup", "outcome", "player_cards", "banker_cards",
-              "player_total", "banker_total", "dealt_at"]
-    return pl.coalesce("_raw", pl.struct(fields).struct.json_encode())
+def _raw(rows: pl.DataFrame) -> pl.Expr:
+    """The row as read: the reader's verbatim text, else its raw fields as JSON (a front end
+    without raw fields leaves it to the caller, see :func:`roads.ingest.readers.raw_rows`)."""
+    fields = [f for f in ("table_id", "shoe_id", "coup", "outcome", "player_cards",
+                          "banker_cards", "player_total", "banker_total", "dealt_at")
+              if f in rows.columns]
+    return pl.coalesce("_raw", pl.struct(fields).struct.json_encode()) if "coup" in fields \
+        else pl.col("_raw")
 
 
 def _duplicates(good: pl.DataFrame, shoes: tuple[np.ndarray, bool]
@@ -309,7 +356,7 @@ def _duplicates(good: pl.DataFrame, shoes: tuple[np.ndarray, bool]
     quarantined = differ.select(
         pl.col("_file").alias("file"), pl.col("_row").alias("row"), pl.lit("coup").alias("field"),
         pl.lit("duplicate coup number with different content").alias("reason"),
-        _raw().alias("raw"))
+        _raw(differ).alias("raw"))
     return keyed.filter(pl.col("_first")), quarantined, repeats.height - differ.height
 
 
@@ -352,14 +399,15 @@ def _row_flags(good: pl.DataFrame) -> pl.DataFrame:
         for position, rule, message in rules:
             hit = flagged.filter((bit & (1 << position)) != 0)
             frames.append(_flag_frame(hit, rule, message))
-    unreadable = good.clear()
-    if good["_dealt_at"].null_count() > good["dealt_at"].null_count():  # some may be unreadable
+    # Unreadable timestamps (only a front end that keeps the text can have them).
+    if "dealt_at" in good.columns and \
+            good["_dealt_at"].null_count() > good["dealt_at"].null_count():
         unreadable = good.filter(pl.col("dealt_at").is_not_null()
                                  & (pl.col("dealt_at").str.strip_chars() != "")
                                  & pl.col("_dealt_at").is_null())
-    frames.append(_flag_frame(unreadable, "timestamp",
-                              pl.format("unreadable timestamp {}", pl.col("dealt_at"))))
-    return pl.concat(frames)
+        frames.append(_flag_frame(unreadable, "timestamp",
+                                  pl.format("unreadable timestamp {}", pl.col("dealt_at"))))
+    return pl.concat(frames) if frames else pl.DataFrame(schema=FLAG_SCHEMA)
 
 
 def _two_card_total(prefix: str) -> pl.Expr:
@@ -374,11 +422,15 @@ def _flag_frame(rows: pl.DataFrame, rule: str, message: pl.Expr) -> pl.DataFrame
         message.alias("message")).cast(FLAG_SCHEMA)  # type: ignore[arg-type]
 
 
-def _shoe_ids(good: pl.DataFrame) -> tuple[np.ndarray, bool]:
+def _shoe_ids(good: pl.DataFrame, starts: np.ndarray | None = None
+              ) -> tuple[np.ndarray, bool]:
     """Dense shoe ids per (file, table, shoe), and whether each shoe is one run of rows.
 
     Exports list a shoe's coups together, so runs of equal keys are tried first (each row
-    compared with the one before); if a key comes back later, rank instead."""
+    compared with the one before, unless the front end found the runs: ``starts``); if a
+    key comes back later, rank instead."""
+    if starts is not None:
+        return np.cumsum(starts) - 1, True
     if good.height and (good["_file"] == good["_file"][0]).all():
         starts = shoe_runs(good)
         if starts is not None:

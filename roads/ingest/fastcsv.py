@@ -1,0 +1,531 @@
+"""The clean-CSV front end: one compiled pass from a file's bytes to parsed fields.
+
+Exports from table systems are usually plain: no quoting, ASCII, one row a line, whole
+numbers and ISO timestamps. For such a file, reading every field into a string column and
+parsing the columns again costs more than the whole check; here each line is split and each
+field parsed where it lies in the file, on every core, straight into the arrays that
+:func:`roads.ingest.validate.check` takes. Anything outside that subset (a quote, a non-ASCII
+byte, a ragged or empty line, a number or a timestamp written another way, a layout change
+within the column) returns None, and the file takes the general path (polars' reader and
+:func:`roads.ingest.validate.parse_staged`), which gives the same answer; the property tests
+hold the two equal. Rows to quarantine or flag are not a reason to leave the fast path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numba as nb
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+from roads.ingest import kernel as k
+from roads.ingest.labels import OUTCOME_LABELS
+from roads.ingest.readers import ReadOptions, column_targets, separator
+from roads.ingest.validate import _BOOLS, _OUTCOME_CODE, Hands, Parsed
+
+# Field roles (a column's job); LABELS are matched against the label table.
+ROLES = ("table_id", "shoe_id", "coup", "outcome", "natural", "player_pair", "banker_pair",
+         "player_cards", "banker_cards", "player_total", "banker_total", "dealt_at")
+R_TABLE, R_SHOE, R_COUP, R_OUTCOME, R_NATURAL, R_PPAIR, R_BPAIR = range(1, 8)
+R_PCARDS, R_BCARDS, R_PTOTAL, R_BTOTAL, R_TIME = range(8, 13)
+LABEL_ROLES = ("outcome", "natural", "player_pair", "banker_pair")
+
+# Why a file left the fast path (status codes; 0 = parsed).
+WHY = {1: "a quoted field", 2: "a non-ASCII byte", 3: "a line with another number of fields",
+       4: "an empty line", 5: "a coup number that is not plain digits",
+       6: "a total that is not plain digits", 7: "a timestamp in another layout",
+       8: "timestamps in more than one layout", 9: "a carriage return inside a line"}
+_NO_TIME = np.iinfo(np.int64).min
+_TIME_SHAPES_READ = frozenset(  # shapes the general path reads in one layout (TIME_FORMATS)
+    {sep | frac | suffix for sep in (0, 1) for frac in (0, 2) for suffix in (0, 4, 8)}
+    - {0 | 0 | 4, 0 | 2 | 4})  # "YYYY-MM-DD HH:MM:SSZ" is not among them
+
+
+@nb.njit(cache=True, inline="always")
+def _space(b: int) -> bool:
+    return b == 32 or 9 <= b <= 13
+
+
+@nb.njit(cache=True, inline="always")
+def _digits(data: np.ndarray, i: int, end: int) -> int:
+    """The non-negative number in ``data[i:end]`` if it is 1-18 plain digits, else -1."""
+    if end <= i or end - i > 18:
+        return -1
+    v = 0
+    for j in range(i, end):
+        d = data[j] - 48
+        if d < 0 or d > 9:
+            return -1
+        v = v * 10 + d
+    return int(v)
+
+
+@nb.njit(cache=True, inline="always")
+def _two(data: np.ndarray, i: int) -> int:
+    a = data[i] - 48
+    b = data[i + 1] - 48
+    if a < 0 or a > 9 or b < 0 or b > 9:
+        return -1
+    return int(a * 10 + b)
+
+
+@nb.njit(cache=True, inline="always")
+def _days_from_civil(y: int, m: int, d: int) -> int:
+    """Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm)."""
+    y -= m <= 2
+    era = (y if y >= 0 else y - 399) // 400
+    yoe = y - era * 400
+    doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5 + d - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468
+
+
+@nb.njit(cache=True)
+def _time(data: np.ndarray, i: int, end: int) -> tuple[int, int]:
+    """(microseconds since the epoch in UTC, shape) of ``YYYY-MM-DD[T ]HH:MM:SS[.f][Z|±HH:MM]``;
+    shape -1 if the text is not one. Shape bits: 1 'T', 2 fraction, 4 'Z', 8 offset."""
+    if end - i < 19 or data[i + 4] != 45 or data[i + 7] != 45 or data[i + 13] != 58 \
+            or data[i + 16] != 58:
+        return 0, -1
+    shape = 0
+    if data[i + 10] == 84:
+        shape = 1
+    elif data[i + 10] != 32:
+        return 0, -1
+    y = _digits(data, i, i + 4)
+    mo = _two(data, i + 5)
+    d = _two(data, i + 8)
+    h = _two(data, i + 11)
+    mi = _two(data, i + 14)
+    s = _two(data, i + 17)
+    if y < 1 or mo < 1 or mo > 12 or d < 1 or h < 0 or h > 23 or mi < 0 or mi > 59 or s < 0 \
+            or s > 59:
+        return 0, -1
+    leap = (y % 4 == 0 and y % 100 != 0) or y % 400 == 0
+    month_days = (31, 29 if leap else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)[mo - 1]
+    if d > month_days:
+        return 0, -1
+    j = i + 19
+    micros = 0
+    if j < end and data[j] == 46:  # fraction: 1-6 digits (more would need rounding rules)
+        shape |= 2
+        j += 1
+        start = j
+        while j < end and 48 <= data[j] <= 57:
+            j += 1
+        width = j - start
+        if width < 1 or width > 6:
+            return 0, -1
+        micros = _digits(data, start, j)
+        for _ in range(6 - width):
+            micros *= 10
+    offset = 0
+    if j < end and data[j] == 90:
+        shape |= 4
+        j += 1
+    elif j < end and (data[j] == 43 or data[j] == 45):
+        if end - j < 6 or data[j + 3] != 58:
+            return 0, -1
+        oh = _two(data, j + 1)
+        om = _two(data, j + 4)
+        if oh < 0 or oh > 23 or om < 0 or om > 59:
+            return 0, -1
+        offset = (oh * 60 + om) * (1 if data[j] == 43 else -1)
+        shape |= 8
+        j += 6
+    if j != end:
+        return 0, -1
+    seconds = _days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s - offset * 60
+    return seconds * 1_000_000 + micros, shape
+
+
+@nb.njit(cache=True, inline="always")
+def _label(data: np.ndarray, i: int, end: int, table: np.ndarray, lengths: np.ndarray,
+           codes: np.ndarray, lo: int, hi: int, unknown: int) -> int:
+    """The code of the label in ``data[i:end]`` (stripped, any case) among table rows
+    ``lo:hi``; -1 when blank, ``unknown`` when not found."""
+    if i >= end:
+        return -1
+    n = end - i
+    for e in range(lo, hi):
+        if lengths[e] != n:
+            continue
+        same = True
+        for j in range(n):
+            b = data[i + j]
+            if 65 <= b <= 90:
+                b += 32
+            if b != table[e, j]:
+                same = False
+                break
+        if same:
+            return int(codes[e])
+    return unknown
+
+
+@nb.njit(cache=True, parallel=True)
+def _chunk_lines(data: np.ndarray, bounds: np.ndarray, lines: np.ndarray) -> None:
+    """Move each chunk bound to a line start; count the lines starting in each chunk."""
+    end = data.shape[0]
+    for c in range(1, bounds.shape[0] - 1):
+        i = max(bounds[c], bounds[c - 1])
+        while i < end and data[i - 1] != 10:
+            i += 1
+        bounds[c] = i
+    for c in nb.prange(bounds.shape[0] - 1):
+        n = 0
+        for i in range(bounds[c], bounds[c + 1]):
+            n += data[i] == 10
+        if bounds[c + 1] == end and end > bounds[c] and data[end - 1] != 10:
+            n += 1  # a last line without its newline
+        lines[c] = n
+
+
+@nb.njit(cache=True, inline="always")
+def _field_end(data: np.ndarray, pos: int, stop: int, sep: int) -> int:
+    while pos < stop and data[pos] != sep and data[pos] != 10:
+        pos += 1
+    return pos
+
+
+@nb.njit(cache=True)
+def _id_fields(data: np.ndarray, pos: int, stop: int, sep: int, roles: np.ndarray,
+               out: np.ndarray) -> None:
+    """The stripped table and shoe fields of the line at ``pos`` (see :func:`_parse`)."""
+    out[0] = -1
+    out[2] = -1
+    for field in range(roles.shape[0]):
+        fs = pos
+        pos = _field_end(data, pos, stop, sep)
+        fe = pos
+        if fe > fs and data[fe - 1] == 13 and (pos >= stop or data[pos] == 10):
+            fe -= 1
+        role = roles[field]
+        if (role in (R_TABLE, R_SHOE)) and fe > fs:
+            a = fs
+            e = fe
+            while a < e and _space(data[a]):
+                a += 1
+            while e > a and _space(data[e - 1]):
+                e -= 1
+            col = 0 if role == R_TABLE else 2
+            out[col] = a
+            out[col + 1] = e
+        if pos >= stop or data[pos] == 10:
+            break
+        pos += 1
+
+
+@nb.njit(cache=True, inline="always")
+def _same_ids(data: np.ndarray, x: np.ndarray, y: np.ndarray) -> bool:
+    for col in (0, 2):
+        if (x[col] < 0) != (y[col] < 0):
+            return False
+        if x[col] >= 0:
+            if x[col + 1] - x[col] != y[col + 1] - y[col]:
+                return False
+            for j in range(x[col + 1] - x[col]):
+                if data[x[col] + j] != data[y[col] + j]:
+                    return False
+    return True
+
+
+@nb.njit(cache=True, parallel=True)
+def _parse(data: np.ndarray, bounds: np.ndarray, first_row: np.ndarray, sep: int,
+           roles: np.ndarray, table: np.ndarray, lengths: np.ndarray, codes: np.ndarray,
+           label_lo: np.ndarray, label_hi: np.ndarray,
+           starts: np.ndarray, run_ids: np.ndarray, coup: np.ndarray, labels: np.ndarray,
+           totals: np.ndarray, time_us: np.ndarray,
+           p_cards: np.ndarray, p_values: np.ndarray, p_count: np.ndarray, p_kind: np.ndarray,
+           b_cards: np.ndarray, b_values: np.ndarray, b_count: np.ndarray, b_kind: np.ndarray,
+           status: np.ndarray, shapes: np.ndarray) -> None:
+    """Parse every line of every chunk into row arrays, in one pass.
+
+    Only what the checks need is written (memory traffic, not arithmetic, is the cost
+    here): ``starts[r]`` whether row ``r`` begins a new (table, shoe) run, and for those rows
+    only the id fields' bounds in ``run_ids``; the fields of roles absent from the file are
+    filled by the caller. ``labels[slot]`` rows: outcome, natural, player/banker pair.
+    ``status[c]``: 0, or why chunk ``c`` needs the general path (see WHY); ``shapes[c]``:
+    its timestamp shape (-1 none seen). Quotes, non-ASCII bytes and stray carriage returns
+    are ruled out by the caller before this runs.
+    """
+    n_fields = roles.shape[0]
+    for c in nb.prange(bounds.shape[0] - 1):
+        status[c] = 0
+        shapes[c] = -1
+        r = first_row[c]
+        pos = bounds[c]
+        stop = bounds[c + 1]
+        prev = np.full(4, -1, dtype=np.int64)
+        cur = np.full(4, -1, dtype=np.int64)
+        if pos < stop and c > 0:  # the line before this chunk, to tell whether a run goes on
+            back = pos - 1
+            while back > bounds[0] and data[back - 1] != 10:
+                back -= 1
+            _id_fields(data, back, pos, sep, roles, prev)
+        st = 0
+        shape_seen = -1
+        while pos < stop and st == 0:
+            if data[pos] == 10 or (data[pos] == 13 and pos + 1 < stop and data[pos + 1] == 10):
+                st = 4
+                break
+            cur[0] = -1
+            cur[2] = -1
+            field = 0
+            while True:
+                fs = pos
+                pos = _field_end(data, pos, stop, sep)
+                fe = pos
+                if fe > fs and data[fe - 1] == 13 and (pos >= stop or data[pos] == 10):
+                    fe -= 1  # CRLF line end
+                if field >= n_fields:
+                    st = 3
+                    break
+                role = roles[field]
+                if role != 0 and role != R_PCARDS and role != R_BCARDS:
+                    a = fs  # stripped bounds; an empty field is missing (null to polars)
+                    e = fe
+                    while a < e and _space(data[a]):
+                        a += 1
+                    while e > a and _space(data[e - 1]):
+                        e -= 1
+                    if role in (R_TABLE, R_SHOE):
+                        if fe > fs:
+                            col = 0 if role == R_TABLE else 2
+                            cur[col] = a
+                            cur[col + 1] = e
+                    elif role == R_COUP:
+                        v = _digits(data, a, e)
+                        if v < 0 or v > 2_147_483_647:
+                            st = 5
+                        coup[r] = v
+                    elif role <= R_BPAIR:
+                        slot = role - R_OUTCOME
+                        labels[slot, r] = _label(data, a, e, table, lengths, codes,
+                                                 label_lo[slot], label_hi[slot],
+                                                 -2 if slot == 0 else -1)
+                    elif role in (R_PTOTAL, R_BTOTAL):
+                        v = -1
+                        if e > a:
+                            v = _digits(data, a, e)
+                            if v < 0:
+                                st = 6
+                        totals[role - R_PTOTAL, r] = min(v, 99)
+                    else:  # R_TIME
+                        t = _NO_TIME
+                        if e > a:
+                            t, shape = _time(data, a, e)
+                            if shape < 0:
+                                st = 7
+                            elif shape_seen < 0:
+                                shape_seen = shape
+                            elif shape_seen != shape:
+                                st = 8
+                        time_us[r] = t
+                elif role == R_PCARDS:
+                    if fe > fs:
+                        p_count[r], p_kind[r] = k.hand(data, fs, fe, p_cards, p_values, r)
+                    else:
+                        p_count[r], p_kind[r] = k.hand(data, 0, 0, p_cards, p_values, r)
+                elif role == R_BCARDS:
+                    if fe > fs:
+                        b_count[r], b_kind[r] = k.hand(data, fs, fe, b_cards, b_values, r)
+                    else:
+                        b_count[r], b_kind[r] = k.hand(data, 0, 0, b_cards, b_values, r)
+                field += 1
+                if pos >= stop or data[pos] == 10:
+                    break
+                pos += 1  # the separator
+            if field != n_fields and st == 0:
+                st = 3
+            new_run = r == 0 or not _same_ids(data, cur, prev)
+            starts[r] = new_run
+            if new_run:
+                for j in range(4):
+                    run_ids[r, j] = cur[j]
+            prev, cur = cur, prev
+            pos += 1  # the newline
+            r += 1
+        status[c] = st
+        shapes[c] = shape_seen
+
+
+@dataclass(frozen=True)
+class _Labels:
+    table: np.ndarray
+    lengths: np.ndarray
+    codes: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+
+
+def _label_table() -> _Labels:
+    """The ASCII labels of the outcome and boolean columns, lower case, one row each
+    (non-ASCII labels never reach this path: such a file takes the general one)."""
+    entries = [(slot, label, code) for slot, mapping in enumerate(
+        [_OUTCOME_CODE, _BOOLS, _BOOLS, _BOOLS]) for label, code in mapping.items()
+        if label and label.isascii()]
+    width = max(len(label) for _, label, _ in entries)
+    table = np.zeros((len(entries), width), dtype=np.uint8)
+    for row, (_, label, _) in enumerate(entries):
+        table[row, :len(label)] = np.frombuffer(label.encode(), dtype=np.uint8)
+    slots = np.array([slot for slot, _, _ in entries])
+    return _Labels(table, np.array([len(label) for _, label, _ in entries], dtype=np.int64),
+                   np.array([code for _, _, code in entries], dtype=np.int16),
+                   np.searchsorted(slots, np.arange(4), "left").astype(np.int64),
+                   np.searchsorted(slots, np.arange(4), "right").astype(np.int64))
+
+
+_LABELS = _label_table()
+assert all(label == label.lower() for label in OUTCOME_LABELS)  # matched lower-cased
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """The fast path's answer: parsed rows, or why the file needs the general path."""
+
+    parsed: Parsed | None
+    why: str | None = None
+
+
+def _header(data: np.ndarray, sep: str) -> tuple[list[str], int] | None:
+    """The header's column names and where the body starts; None if the header is quoted or
+    has blank or repeated names (the general reader decides what those mean)."""
+    newline = np.flatnonzero(data[: 1 << 16] == 10)
+    end = int(newline[0]) if len(newline) else len(data)
+    text = bytes(data[:end]).decode("utf-8", errors="replace").lstrip("\ufeff").rstrip("\r")
+    names = text.split(sep)
+    if '"' in text or any(not n.strip() for n in names) or len(set(names)) != len(names):
+        return None
+    return names, min(end + 1, len(data))
+
+
+def _plain(raw: bytes, body: int) -> str | None:
+    """Why the bytes after ``body`` are not plain (quotes, non-ASCII, a carriage return
+    inside a line); each test is one C-speed scan."""
+    if raw.find(b'"', body) >= 0:
+        return WHY[1]
+    if not (raw.isascii() or raw[body:].isascii()):  # the header may have a BOM
+        return WHY[2]
+    if raw.find(b"\r", body) >= 0 and raw.count(b"\r", body) != raw.count(b"\r\n", body):
+        return WHY[9]
+    return None
+
+
+def parse_csv(path: Path, options: ReadOptions) -> Attempt:
+    """Parse a clean card-level CSV file straight from its bytes (see the module doc)."""
+    raw = path.read_bytes()
+    data = np.frombuffer(raw, dtype=np.uint8)
+    sep = separator(path)
+    header = _header(data, sep)
+    if header is None:
+        return Attempt(None, "a quoted, blank or repeated column name")
+    names, body = header
+    why = _plain(raw, body)
+    if why:
+        return Attempt(None, why)
+    targets = column_targets(path, names, options)
+    if "coup" not in targets.values():
+        return Attempt(None, "no coup column (rows are numbered by the general path)")
+    roles = np.zeros(len(names), dtype=np.int64)
+    for column, target in targets.items():
+        roles[names.index(column)] = ROLES.index(target) + 1
+    chunks = max(1, min(4 * nb.get_num_threads(), (len(data) - body) // (1 << 20) + 1))
+    bounds = np.linspace(body, len(data), chunks + 1).astype(np.int64)
+    lines = np.zeros(chunks, dtype=np.int64)
+    _chunk_lines(data, bounds, lines)
+    first_row = np.concatenate(([0], np.cumsum(lines)[:-1])).astype(np.int64)
+    n = int(lines.sum())
+    present = set(targets.values())
+
+    def output(roles: tuple[str, ...], shape: tuple[int, ...], dtype: type,
+               empty: int) -> np.ndarray:
+        """An output the kernel fills; the rows of roles no column has hold ``empty``."""
+        out: np.ndarray = np.empty((len(roles), *shape), dtype=dtype)
+        for i, role in enumerate(roles):
+            if role not in present:
+                out[i] = empty
+        return out
+
+    starts = np.empty(n, dtype=np.bool_)
+    run_ids = np.empty((n, 4), dtype=np.int64)
+    coup = np.empty(n, dtype=np.int32)
+    labels = output(LABEL_ROLES, (n,), np.int16, -1)
+    totals = output(("player_total", "banker_total"), (n,), np.int16, -1)
+    time_us = output(("dealt_at",), (n,), np.int64, _NO_TIME)[0]
+    p, b = (Hands(output((s,), (n, 3), np.uint8, k.NONE)[0],
+                  output((s,), (n, 3), np.int16, -1)[0], output((s,), (n,), np.int16, 0)[0],
+                  output((s,), (n,), np.int8, k.KIND_NONE)[0])
+            for s in ("player_cards", "banker_cards"))
+    status = np.empty(chunks, dtype=np.int64)
+    shapes = np.empty(chunks, dtype=np.int64)
+    lab = _LABELS
+    _parse(data, bounds, first_row, ord(sep), roles, lab.table, lab.lengths, lab.codes, lab.lo,
+           lab.hi, starts, run_ids, coup, labels, totals, time_us, p.cards, p.values, p.count,
+           p.kind, b.cards, b.values, b.count, b.kind, status, shapes)
+    if status.any():
+        return Attempt(None, WHY[int(status[status != 0][0])])
+    seen = set(shapes[shapes >= 0].tolist())
+    if len(seen) > 1:
+        return Attempt(None, WHY[8])
+    if seen - _TIME_SHAPES_READ:
+        return Attempt(None, WHY[7])
+    table_ids, shoe_ids, one_run = _id_columns(data, run_ids, starts, present, options)
+    dealt_at = pl.Series("dealt_at", time_us).cast(pl.Datetime("us", "UTC"))
+    missing_time = time_us == _NO_TIME
+    if missing_time.any():
+        dealt_at = dealt_at.set(pl.Series(missing_time), None)
+    rows = pl.DataFrame([
+        pl.Series("_row", np.arange(1, n + 1, dtype=np.int64)), table_ids, shoe_ids,
+    ]).select(pl.lit(str(path)).alias("_file"), "_row", pl.lit(None, dtype=pl.String).alias("_raw"),
+              "table_id", "shoe_id")
+    recorded = {"player_total": totals[0], "banker_total": totals[1],
+                **{name: labels[i] for i, name in enumerate(LABEL_ROLES)}}
+    return Attempt(Parsed(rows, p, b, recorded, pl.Series("coup", coup),
+                          np.zeros(n, dtype=np.bool_), dealt_at, starts if one_run else None))
+
+
+@nb.njit(cache=True)
+def _run_bytes(data: np.ndarray, run_ids: np.ndarray, first: np.ndarray, col: int
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The id field ``col`` (0 table, 2 shoe) of each run's first row: string offsets, bytes,
+    and which are missing."""
+    offsets = np.zeros(first.shape[0] + 1, dtype=np.int64)
+    missing = np.zeros(first.shape[0], dtype=np.bool_)
+    for i in range(first.shape[0]):
+        a, e = run_ids[first[i], col], run_ids[first[i], col + 1]
+        missing[i] = a < 0
+        offsets[i + 1] = offsets[i] + (e - a if a >= 0 else 0)
+    out = np.empty(offsets[-1], dtype=np.uint8)
+    for i in range(first.shape[0]):
+        a = run_ids[first[i], col]
+        if a >= 0:
+            out[offsets[i]:offsets[i + 1]] = data[a:run_ids[first[i], col + 1]]
+    return offsets, out, missing
+
+
+def _id_columns(data: np.ndarray, run_ids: np.ndarray, starts: np.ndarray, present: set[str],
+                options: ReadOptions) -> tuple[pl.Series, pl.Series, bool]:
+    """The table and shoe columns, built once per run of rows and repeated; and whether
+    each (table, shoe) is one run. A blank field takes the --table/--shoe default."""
+    first = np.flatnonzero(starts)
+    run_of_row = np.cumsum(starts) - 1
+    columns = []
+    for col, name, default in ((0, "table_id", options.table_id),
+                               (2, "shoe_id", options.shoe_id)):
+        fallback = default.strip() if default is not None else None
+        if name not in present:
+            run = pl.Series(name, [fallback] * len(first), dtype=pl.String)
+        else:
+            offsets, text, missing = _run_bytes(data, run_ids, first, col)
+            run = pl.Series(name, pa.LargeStringArray.from_buffers(
+                len(first), pa.py_buffer(offsets), pa.py_buffer(text)))
+            if missing.any():
+                run = run.set(pl.Series(missing), fallback)
+        columns.append(run)
+    keys = pl.DataFrame(columns)
+    one_run = keys.n_unique() == keys.height
+    return columns[0].gather(run_of_row), columns[1].gather(run_of_row), one_run
