@@ -13,6 +13,8 @@ hold the two equal. Rows to quarantine or flag are not a reason to leave the fas
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +23,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from roads.errors import InputError
 from roads.ingest import kernel as k
 from roads.ingest.labels import OUTCOME_LABELS
 from roads.ingest.readers import ReadOptions, column_targets, separator
@@ -83,31 +86,49 @@ def _days_from_civil(y: int, m: int, d: int) -> int:
     return era * 146097 + doe - 719468
 
 
+_MONTH_DAYS = np.array([31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31], dtype=np.int64)
+
+
+@nb.njit(cache=True, inline="always")
+def _day(data: np.ndarray, i: int) -> int:
+    """Days since the epoch of the ``YYYY-MM-DD`` at ``i``; a large negative if invalid."""
+    y = _digits(data, i, i + 4)
+    mo = _two(data, i + 5)
+    d = _two(data, i + 8)
+    if y < 1 or mo < 1 or mo > 12 or d < 1:
+        return -(2**40)
+    leap = (y % 4 == 0 and y % 100 != 0) or y % 400 == 0
+    if d > _MONTH_DAYS[mo - 1] + (1 if leap and mo == 2 else 0):
+        return -(2**40)
+    return _days_from_civil(y, mo, d)
+
+
 @nb.njit(cache=True)
-def _time(data: np.ndarray, i: int, end: int) -> tuple[int, int]:
-    """(microseconds since the epoch in UTC, shape) of ``YYYY-MM-DD[T ]HH:MM:SS[.f][Z|±HH:MM]``;
-    shape -1 if the text is not one. Shape bits: 1 'T', 2 fraction, 4 'Z', 8 offset."""
+def _time(data: np.ndarray, i: int, end: int, prev: int, prev_day: int) -> tuple[int, int, int]:
+    """(microseconds since the epoch in UTC, shape, day) of
+    ``YYYY-MM-DD[T ]HH:MM:SS[.f][Z|±HH:MM]``; shape -1 if the text is not one. Shape bits:
+    1 'T', 2 fraction, 4 'Z', 8 offset. The date is read only when it differs from the one
+    at ``prev`` (whose day number is ``prev_day``): a shoe's coups mostly share one."""
     if end - i < 19 or data[i + 4] != 45 or data[i + 7] != 45 or data[i + 13] != 58 \
             or data[i + 16] != 58:
-        return 0, -1
+        return 0, -1, 0
     shape = 0
     if data[i + 10] == 84:
         shape = 1
     elif data[i + 10] != 32:
-        return 0, -1
-    y = _digits(data, i, i + 4)
-    mo = _two(data, i + 5)
-    d = _two(data, i + 8)
+        return 0, -1, 0
+    same = prev >= 0
+    if same:
+        for j in range(10):
+            if data[i + j] != data[prev + j]:
+                same = False
+                break
+    day = prev_day if same else _day(data, i)
     h = _two(data, i + 11)
     mi = _two(data, i + 14)
     s = _two(data, i + 17)
-    if y < 1 or mo < 1 or mo > 12 or d < 1 or h < 0 or h > 23 or mi < 0 or mi > 59 or s < 0 \
-            or s > 59:
-        return 0, -1
-    leap = (y % 4 == 0 and y % 100 != 0) or y % 400 == 0
-    month_days = (31, 29 if leap else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)[mo - 1]
-    if d > month_days:
-        return 0, -1
+    if day < -(2**39) or h < 0 or h > 23 or mi < 0 or mi > 59 or s < 0 or s > 59:
+        return 0, -1, 0
     j = i + 19
     micros = 0
     if j < end and data[j] == 46:  # fraction: 1-6 digits (more would need rounding rules)
@@ -118,7 +139,7 @@ def _time(data: np.ndarray, i: int, end: int) -> tuple[int, int]:
             j += 1
         width = j - start
         if width < 1 or width > 6:
-            return 0, -1
+            return 0, -1, 0
         micros = _digits(data, start, j)
         for _ in range(6 - width):
             micros *= 10
@@ -128,18 +149,18 @@ def _time(data: np.ndarray, i: int, end: int) -> tuple[int, int]:
         j += 1
     elif j < end and (data[j] == 43 or data[j] == 45):
         if end - j < 6 or data[j + 3] != 58:
-            return 0, -1
+            return 0, -1, 0
         oh = _two(data, j + 1)
         om = _two(data, j + 4)
         if oh < 0 or oh > 23 or om < 0 or om > 59:
-            return 0, -1
+            return 0, -1, 0
         offset = (oh * 60 + om) * (1 if data[j] == 43 else -1)
         shape |= 8
         j += 6
     if j != end:
-        return 0, -1
-    seconds = _days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s - offset * 60
-    return seconds * 1_000_000 + micros, shape
+        return 0, -1, 0
+    seconds = day * 86400 + h * 3600 + mi * 60 + s - offset * 60
+    return seconds * 1_000_000 + micros, shape, day
 
 
 @nb.njit(cache=True, inline="always")
@@ -167,8 +188,9 @@ def _label(data: np.ndarray, i: int, end: int, table: np.ndarray, lengths: np.nd
 
 
 @nb.njit(cache=True, parallel=True)
-def _chunk_lines(data: np.ndarray, bounds: np.ndarray, lines: np.ndarray) -> None:
-    """Move each chunk bound to a line start; count the lines starting in each chunk."""
+def _scan(data: np.ndarray, bounds: np.ndarray, counts: np.ndarray) -> None:
+    """Move each chunk bound to a line start, then count per chunk in one branch-free pass:
+    lines starting there, quotes, bytes >= 128, carriage returns, and CR LF pairs."""
     end = data.shape[0]
     for c in range(1, bounds.shape[0] - 1):
         i = max(bounds[c], bounds[c - 1])
@@ -176,12 +198,56 @@ def _chunk_lines(data: np.ndarray, bounds: np.ndarray, lines: np.ndarray) -> Non
             i += 1
         bounds[c] = i
     for c in nb.prange(bounds.shape[0] - 1):
-        n = 0
-        for i in range(bounds[c], bounds[c + 1]):
-            n += data[i] == 10
-        if bounds[c + 1] == end and end > bounds[c] and data[end - 1] != 10:
-            n += 1  # a last line without its newline
-        lines[c] = n
+        lines = np.uint32(0)
+        quotes = np.uint32(0)
+        high = np.uint8(0)
+        cr = np.uint32(0)
+        lo = bounds[c]
+        hi = bounds[c + 1]
+        for i in range(lo, hi):
+            b = data[i]
+            lines += np.uint32(b == 10)
+            quotes += np.uint32(b == 34)
+            high |= b
+            cr += np.uint32(b == 13)
+        crlf = 0
+        if cr:  # rare: Windows line ends
+            for i in range(lo, min(hi, end - 1)):
+                crlf += (data[i] == 13) & (data[i + 1] == 10)
+        if hi == end and end > lo and data[end - 1] != 10:
+            lines += 1  # a last line without its newline
+        counts[c, 0] = lines
+        counts[c, 1] = quotes
+        counts[c, 2] = high >= 128
+        counts[c, 3] = cr
+        counts[c, 4] = crlf
+
+
+def read_bytes(path: Path) -> np.ndarray:
+    """The whole file as bytes, read in two halves side by side (the copy and the page
+    faults of a large file cost as much as parsing a third of it)."""
+    size = path.stat().st_size
+    data = np.empty(size, dtype=np.uint8)
+    bounds = [0, size // 2, size]
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        def read(i: int) -> int:
+            view = data.data[bounds[i]:bounds[i + 1]]
+            at = bounds[i]
+            while len(view):
+                got = os.preadv(fd, [view], at)
+                if got == 0:
+                    break
+                view = view[got:]
+                at += got
+            return at - bounds[i + 1]
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            short = sum(pool.map(read, range(2)))
+    finally:
+        os.close(fd)
+    if short:
+        raise InputError(f"{path}: the file shrank while it was read")
+    return data
 
 
 @nb.njit(cache=True, inline="always")
@@ -268,6 +334,8 @@ def _parse(data: np.ndarray, bounds: np.ndarray, first_row: np.ndarray, sep: int
             _id_fields(data, back, pos, sep, roles, prev)
         st = 0
         shape_seen = -1
+        prev_time = -1  # where the last timestamp began, and its day
+        prev_day = 0
         while pos < stop and st == 0:
             if data[pos] == 10 or (data[pos] == 13 and pos + 1 < stop and data[pos + 1] == 10):
                 st = 4
@@ -317,13 +385,16 @@ def _parse(data: np.ndarray, bounds: np.ndarray, first_row: np.ndarray, sep: int
                     else:  # R_TIME
                         t = _NO_TIME
                         if e > a:
-                            t, shape = _time(data, a, e)
+                            t, shape, day = _time(data, a, e, prev_time, prev_day)
                             if shape < 0:
                                 st = 7
-                            elif shape_seen < 0:
-                                shape_seen = shape
-                            elif shape_seen != shape:
-                                st = 8
+                            else:
+                                prev_time = a
+                                prev_day = day
+                                if shape_seen < 0:
+                                    shape_seen = shape
+                                elif shape_seen != shape:
+                                    st = 8
                         time_us[r] = t
                 elif role == R_PCARDS:
                     if fe > fs:
@@ -403,30 +474,15 @@ def _header(data: np.ndarray, sep: str) -> tuple[list[str], int] | None:
     return names, min(end + 1, len(data))
 
 
-def _plain(raw: bytes, body: int) -> str | None:
-    """Why the bytes after ``body`` are not plain (quotes, non-ASCII, a carriage return
-    inside a line); each test is one C-speed scan."""
-    if raw.find(b'"', body) >= 0:
-        return WHY[1]
-    if not (raw.isascii() or raw[body:].isascii()):  # the header may have a BOM
-        return WHY[2]
-    if raw.find(b"\r", body) >= 0 and raw.count(b"\r", body) != raw.count(b"\r\n", body):
-        return WHY[9]
-    return None
-
-
-def parse_csv(path: Path, options: ReadOptions) -> Attempt:
-    """Parse a clean card-level CSV file straight from its bytes (see the module doc)."""
-    raw = path.read_bytes()
-    data = np.frombuffer(raw, dtype=np.uint8)
+def parse_csv(path: Path, options: ReadOptions, data: np.ndarray | None = None) -> Attempt:
+    """Parse a clean card-level CSV file straight from its bytes (``data``, if the caller
+    has read them already: :func:`read_bytes`; see the module doc)."""
+    data = read_bytes(path) if data is None else data
     sep = separator(path)
     header = _header(data, sep)
     if header is None:
         return Attempt(None, "a quoted, blank or repeated column name")
     names, body = header
-    why = _plain(raw, body)
-    if why:
-        return Attempt(None, why)
     targets = column_targets(path, names, options)
     if "coup" not in targets.values():
         return Attempt(None, "no coup column (rows are numbered by the general path)")
@@ -435,8 +491,12 @@ def parse_csv(path: Path, options: ReadOptions) -> Attempt:
         roles[names.index(column)] = ROLES.index(target) + 1
     chunks = max(1, min(4 * nb.get_num_threads(), (len(data) - body) // (1 << 20) + 1))
     bounds = np.linspace(body, len(data), chunks + 1).astype(np.int64)
-    lines = np.zeros(chunks, dtype=np.int64)
-    _chunk_lines(data, bounds, lines)
+    counts = np.zeros((chunks, 5), dtype=np.int64)
+    _scan(data, bounds, counts)
+    quotes, high, cr, crlf = counts[:, 1:].sum(axis=0)
+    if quotes or high or cr != crlf:  # (the header may have a BOM: it is not scanned)
+        return Attempt(None, WHY[1] if quotes else WHY[2] if high else WHY[9])
+    lines = counts[:, 0]
     first_row = np.concatenate(([0], np.cumsum(lines)[:-1])).astype(np.int64)
     n = int(lines.sum())
     present = set(targets.values())
@@ -457,7 +517,7 @@ def parse_csv(path: Path, options: ReadOptions) -> Attempt:
     totals = output(("player_total", "banker_total"), (n,), np.int16, -1)
     time_us = output(("dealt_at",), (n,), np.int64, _NO_TIME)[0]
     p, b = (Hands(output((s,), (n, 3), np.uint8, k.NONE)[0],
-                  output((s,), (n, 3), np.int16, -1)[0], output((s,), (n,), np.int16, 0)[0],
+                  output((s,), (n, 3), np.int8, -1)[0], output((s,), (n,), np.int16, 0)[0],
                   output((s,), (n,), np.int8, k.KIND_NONE)[0])
             for s in ("player_cards", "banker_cards"))
     status = np.empty(chunks, dtype=np.int64)

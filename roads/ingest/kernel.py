@@ -242,7 +242,7 @@ def hands(array: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, ...]:
     offsets, data, nulls = string_buffers(array)
     n = len(offsets) - 1
     cards = np.empty((n, 3), dtype=np.uint8)
-    values = np.empty((n, 3), dtype=np.int16)
+    values = np.empty((n, 3), dtype=np.int8)
     count = np.empty(n, dtype=np.int16)
     kind = np.empty(n, dtype=np.int8)
     parse_hands(offsets, data, nulls, cards, values, count, kind)

@@ -10,11 +10,12 @@ completes it (part files are named after the input's digest, so nothing is dupli
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import uuid
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -26,7 +27,7 @@ import polars as pl
 
 from roads.errors import InputError
 from roads.files import publish, publish_text, sha256
-from roads.ingest.fastcsv import parse_csv
+from roads.ingest.fastcsv import parse_csv, read_bytes
 from roads.ingest.readers import ReadOptions, detect_format, raw_rows, read
 from roads.ingest.validate import QUARANTINE_SCHEMA, Parsed, check, parse_staged
 from roads.parquet_io import parts, scan
@@ -96,21 +97,24 @@ def _split_conflicts(store: Store, coups: pl.DataFrame) -> tuple[pl.DataFrame, i
             coups.join(conflicts, on=key, how="semi"))
 
 
-def _shoe_rows(store: Store, coups: pl.DataFrame, rules: RuleSet) -> pl.DataFrame:
-    """A ``shoes`` row for every imported shoe the store does not know yet."""
-    totals = (
-        pl.len().cast(pl.Int16).alias("coups"),
-        pl.col("dealt_at").min().alias("started_at"), pl.col("dealt_at").max().alias("ended_at"),
-        pl.when(pl.col("player_cards").is_not_null().all())
-        .then((pl.col("player_cards").list.len() + pl.col("banker_cards").list.len()).sum())
-        .cast(pl.Int16).alias("cards_dealt"))
-    starts = shoe_runs(coups)
-    if starts is not None:  # each shoe one run of rows: group by the run number
-        shoes = coups.with_columns(pl.Series("_run", np.cumsum(starts))).group_by(
-            "_run", maintain_order=True).agg(pl.first("table_id", "shoe_id"), *totals
-        ).drop("_run")
+def _shoe_rows(store: Store, coups: pl.DataFrame, rules: RuleSet,
+               starts: np.ndarray | None = None) -> pl.DataFrame:
+    """A ``shoes`` row for every imported shoe the store does not know yet.
+
+    ``starts``: the coups' shoe runs if the caller knows each shoe to be one run; the
+    totals are then reductions over the runs (no grouping by key)."""
+    if starts is None:
+        starts = shoe_runs(coups)
+    if starts is not None and coups.height:
+        shoes = _run_totals(coups, starts)
     else:
-        shoes = coups.group_by("table_id", "shoe_id").agg(*totals)
+        shoes = coups.group_by("table_id", "shoe_id").agg(
+            pl.len().cast(pl.Int16).alias("coups"),
+            pl.col("dealt_at").min().alias("started_at"),
+            pl.col("dealt_at").max().alias("ended_at"),
+            pl.when(pl.col("player_cards").is_not_null().all())
+            .then((pl.col("player_cards").list.len() + pl.col("banker_cards").list.len()).sum())
+            .cast(pl.Int16).alias("cards_dealt"))
     known = scan(store.root, "shoes").select("table_id", "shoe_id").collect()
     shoes = shoes.join(known, on=["table_id", "shoe_id"], how="anti").with_columns(
         pl.lit(rules.name).alias("rules"), pl.lit(rules.decks).cast(pl.Int8).alias("decks"),
@@ -118,14 +122,49 @@ def _shoe_rows(store: Store, coups: pl.DataFrame, rules: RuleSet) -> pl.DataFram
     return conform(shoes, "shoes") if not shoes.is_empty() else pl.DataFrame(schema=SHOES)
 
 
-def _parse(path: Path, fmt: str, options: ReadOptions) -> Parsed:
-    """A CSV file straight from its bytes when it is plain (the usual export), else through
-    the reader of its format; both give the same parsed rows."""
+def _run_totals(coups: pl.DataFrame, starts: np.ndarray) -> pl.DataFrame:
+    """Per shoe (one run of rows each): coups, first and last time, cards dealt (null
+    unless every coup has its cards)."""
+    first = np.flatnonzero(starts)
+    times = coups["dealt_at"]
+    epoch = times.dt.epoch("us").fill_null(0).to_numpy()
+    timed = times.is_not_null().to_numpy()
+    big = np.iinfo(np.int64).max
+    cards = (coups["player_cards"].list.len() + coups["banker_cards"].list.len())
+    has_cards = cards.is_not_null().to_numpy()
+
+    def per_run(values: np.ndarray, ufunc: np.ufunc) -> np.ndarray:
+        return ufunc.reduceat(values, first) if len(first) else values[:0]
+
+    started = per_run(np.where(timed, epoch, big), np.minimum)
+    ended = per_run(np.where(timed, epoch, -big), np.maximum)
+    any_time = per_run(timed, np.logical_or)
+    dealt = per_run(cards.fill_null(0).to_numpy().astype(np.int64), np.add)
+    every_card = per_run(has_cards, np.logical_and)
+
+    def stamps(values: np.ndarray) -> pl.Series:
+        return pl.Series(values).cast(pl.Datetime("us", "UTC")).set(pl.Series(~any_time), None)
+
+    return coups.select("table_id", "shoe_id")[first].with_columns(
+        pl.Series("coups", np.diff(np.r_[first, coups.height])).cast(pl.Int16),
+        stamps(started).alias("started_at"), stamps(ended).alias("ended_at"),
+        pl.Series("cards_dealt", dealt).cast(pl.Int16).set(pl.Series(~every_card), None))
+
+
+def _parse(path: Path, fmt: str, options: ReadOptions, hasher: ThreadPoolExecutor
+           ) -> tuple[Parsed, Future[str]]:
+    """The file's parsed rows, and its SHA-256 digest (computed beside the parsing;
+    hashlib frees the GIL). A CSV file is parsed straight from its bytes when it is plain
+    (the usual export), else through the reader of its format: both give the same rows."""
     if fmt == "csv":
-        attempt = parse_csv(path, options)
+        data = read_bytes(path)
+        digest = hasher.submit(lambda: hashlib.sha256(data.data).hexdigest())
+        attempt = parse_csv(path, options, data)
         if attempt.parsed is not None:
-            return attempt.parsed
-    return parse_staged(read(path, options))
+            return attempt.parsed, digest
+    else:
+        digest = hasher.submit(sha256, path)
+    return parse_staged(read(path, options)), digest
 
 
 def ingest(paths: list[Path], store: Store, options: ReadOptions, rules: RuleSet,
@@ -141,12 +180,10 @@ def ingest(paths: list[Path], store: Store, options: ReadOptions, rules: RuleSet
         if missing:
             raise InputError(f"{missing[0]}: no such file")
         for path in paths:
-            # The digest is hashed beside reading and validating (hashlib frees the GIL);
-            # a file already ingested is then skipped before anything is written.
+            # A file already ingested (same digest) is skipped before anything is written.
             with ThreadPoolExecutor(max_workers=1) as hasher:
-                pending = hasher.submit(sha256, path)
                 fmt = options.format if options.format != "auto" else detect_format(path)
-                parsed = _parse(path, fmt, options)
+                parsed, pending = _parse(path, fmt, options, hasher)
                 checked = check(parsed, rules.decks)
                 digest = pending.result()
             entry: dict[str, Any] = {"file": str(path), "digest": digest}
@@ -167,10 +204,11 @@ def ingest(paths: list[Path], store: Store, options: ReadOptions, rules: RuleSet
                 .cast(QUARANTINE_SCHEMA))  # type: ignore[arg-type]
             stem = f"import-{digest[:20]}"
             if not new.is_empty():
-                store.append(new, _shoe_rows(store, new, rules),
+                starts = checked.starts if new is checked.coups else None
+                store.append(new, _shoe_rows(store, new, rules, starts),
                              {"source": "import", "input_file": path.name,
                               "input_sha256": digest, "ingest_run": run_id,
-                              "rules": rules.name}, name=stem)
+                              "rules": rules.name}, name=stem, starts=starts)
             rejected = pl.concat([checked.quarantine, conflict_rows])
             if fmt == "csv" and rejected["row"].drop_nulls().len():
                 # CSV rows are kept verbatim under their own column names.

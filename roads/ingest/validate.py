@@ -47,6 +47,7 @@ class Validated:
     flags: pl.DataFrame  # FLAG_SCHEMA
     quarantine: pl.DataFrame  # QUARANTINE_SCHEMA
     duplicates: int  # identical repeated rows dropped
+    starts: np.ndarray | None = None  # the coups' shoe runs, when each shoe is one run
 
 
 def _spellings(mapping: dict[str, int]) -> dict[str, int]:
@@ -152,7 +153,7 @@ class Hands:
     """One side's hands as slots (see :func:`roads.ingest.kernel.hand`)."""
 
     cards: np.ndarray  # (rows, 3) uint8, NONE where empty
-    values: np.ndarray  # (rows, 3) int16, -1 where empty
+    values: np.ndarray  # (rows, 3) int8, -1 where empty
     count: np.ndarray  # int16 tokens
     kind: np.ndarray  # int8 KIND_*
 
@@ -260,7 +261,9 @@ def check(parsed: Parsed, decks: int) -> Validated:
         else pl.DataFrame(schema=QUARANTINE_SCHEMA),
         dup_bad,
     ])
-    return Validated(coups, flag_rows, quarantine, duplicates)
+    ids, contiguous = shoes
+    starts = np.diff(ids, prepend=-1) != 0 if contiguous else None
+    return Validated(coups, flag_rows, quarantine, duplicates, starts)
 
 
 def _rejected(s: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:

@@ -61,18 +61,21 @@ class Store:
 
     # -- writing Parquet --------------------------------------------------------------------
     def append(self, coups: pl.DataFrame, shoes: pl.DataFrame | None,
-               metadata: dict[str, Any], name: str | None = None) -> list[Path]:
+               metadata: dict[str, Any], name: str | None = None,
+               starts: np.ndarray | None = None) -> list[Path]:
         """Write canonical rows into date partitions; one new part file per date and table.
 
         ``name`` (a stable stem) makes the write idempotent: writing the same stem again
-        replaces those files instead of adding rows.
+        replaces those files instead of adding rows. ``starts``: the coups' shoe runs when
+        the caller knows each shoe to be one run (:func:`roads.schema.shoe_runs`).
         """
         stem = _safe(name) if name else uuid.uuid4().hex
         written = []
         coups = conform(coups, "coups")
         # A shoe is filed under the day its first coup was dealt (a shoe past midnight stays
         # in one file); shoes take the day of their coups, or their own start.
-        row_days, shoe_days = _shoe_days(coups)
+        row_days, shoe_days = _shoe_days(coups, starts)
+        jobs = []
         for table, frame in (("coups", coups),
                              ("shoes", conform(shoes, "shoes") if shoes is not None else None)):
             if frame is None or frame.is_empty():
@@ -84,17 +87,15 @@ class Store:
                                    maintain_order="left").with_columns(
                     pl.coalesce("day", pl.col("started_at").dt.date()).alias("day"))
             meta = provenance(table=table, **metadata)
-            jobs = []
-            for (d,), part in dated.partition_by("day", maintain_order=True,
+            for (d,), part in dated.partition_by("day", maintain_order=True, include_key=False,
                                                  as_dict=True).items():
                 label = d.isoformat() if isinstance(d, date) else UNDATED
                 path = self.root / table / f"date={label}" / f"part-{stem}.parquet"
-                jobs.append((path, part.drop("day")))
+                jobs.append((path, part, meta))
                 written.append(path)
-            # One file per day; the writes (and their fsyncs) run side by side.
-            with ThreadPoolExecutor(max_workers=8) as pool:
-                list(pool.map(_write, [j[0] for j in jobs], [j[1] for j in jobs],
-                              [meta] * len(jobs)))
+        # One file per day and table; the writes (and their fsyncs) run side by side.
+        with ThreadPoolExecutor(max_workers=32) as pool:
+            list(pool.map(lambda job: _write(*job), jobs))
         return written
 
     # -- sealing live shoes -----------------------------------------------------------------
@@ -247,13 +248,15 @@ class Store:
         return {"partitions_compacted": merged, "files_replaced": removed}
 
 
-def _shoe_days(coups: pl.DataFrame) -> tuple[pl.Series, pl.DataFrame]:
+def _shoe_days(coups: pl.DataFrame, starts: np.ndarray | None = None
+               ) -> tuple[pl.Series, pl.DataFrame]:
     """Each row's shoe's first day, and each shoe's (table_id, shoe_id, day).
 
     Rows usually come shoe by shoe: then each run of rows is one shoe and its earliest time
-    is a reduction over the run (no hashing)."""
+    is a reduction over the run (no hashing). ``starts``: the runs, if the caller knows."""
     keys = ["table_id", "shoe_id"]
-    starts = shoe_runs(coups) if coups.height else None
+    if starts is None:
+        starts = shoe_runs(coups) if coups.height else None
     times = coups["dealt_at"]
     if starts is None or times.null_count():
         day = pl.col("dealt_at").min().dt.date().alias("day")
