@@ -68,7 +68,7 @@ def _dictionary(indices: np.ndarray, dictionary: pa.Array) -> pa.DictionaryArray
     return pa.DictionaryArray.from_arrays(pa.array(indices, pa.uint8()), dictionary)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def _pack_slots(slots: np.ndarray, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
     """List offsets and packed values of slot columns ``lo:hi``, skipping NO_CARD."""
     offsets = np.empty(slots.shape[0] + 1, dtype=np.int64)

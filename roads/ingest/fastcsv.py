@@ -588,4 +588,5 @@ def _id_columns(data: np.ndarray, run_ids: np.ndarray, starts: np.ndarray, prese
         columns.append(run)
     keys = pl.DataFrame(columns)
     one_run = keys.n_unique() == keys.height
-    return columns[0].gather(run_of_row), columns[1].gather(run_of_row), one_run
+    rows = keys.select(pl.all().gather(run_of_row))  # both columns at once
+    return rows["table_id"], rows["shoe_id"], one_run

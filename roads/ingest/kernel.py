@@ -249,7 +249,7 @@ def hands(array: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, ...]:
     return cards, values, count, kind
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def shoe_checks(shoe: np.ndarray, coup: np.ndarray, time_us: np.ndarray, has_time: np.ndarray,
                 p_cards: np.ndarray, b_cards: np.ndarray, cards_level: np.ndarray,
                 n_shoes: int, decks: int,

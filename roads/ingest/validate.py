@@ -13,6 +13,7 @@ polars does the rest (labels, grouping, assembling the canonical columns).
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -250,10 +251,13 @@ def check(parsed: Parsed, decks: int) -> Validated:
     good, dup_bad, duplicates = _duplicates(good, shoes)
     if duplicates or not dup_bad.is_empty():
         shoes = _shoe_ids(good)
-    coups = _canonical(good, p.cards, b.cards)
-    kept = _kept(good, n)
-    flag_rows = pl.concat([_row_flags(good), _shoe_flags(good, shoes[0], p.cards[kept],
-                                                         b.cards[kept], decks)])
+    # The canonical columns are assembled beside the rule findings (both free the GIL).
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        canonical = pool.submit(_canonical, good, p.cards, b.cards)
+        kept = _kept(good, n)
+        flag_rows = pl.concat([_row_flags(good), _shoe_flags(good, shoes[0], p.cards[kept],
+                                                             b.cards[kept], decks)])
+        coups = canonical.result()
     quarantine = pl.concat([
         bad.select(pl.col("_file").alias("file"), pl.col("_row").alias("row"),
                    pl.col("_field").alias("field"), pl.col("_reason").alias("reason"),
