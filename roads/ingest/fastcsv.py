@@ -25,9 +25,8 @@ import pyarrow as pa
 
 from roads.errors import InputError
 from roads.ingest import kernel as k
-from roads.ingest.labels import OUTCOME_LABELS
 from roads.ingest.readers import ReadOptions, column_targets, separator
-from roads.ingest.validate import _BOOLS, _OUTCOME_CODE, Hands, Parsed
+from roads.ingest.validate import BOOL_CODES, OUTCOME_CODES, Hands, Parsed
 
 # Field roles (a column's job); LABELS are matched against the label table.
 ROLES = ("table_id", "shoe_id", "coup", "outcome", "natural", "player_pair", "banker_pair",
@@ -437,7 +436,7 @@ def _label_table() -> _Labels:
     """The ASCII labels of the outcome and boolean columns, lower case, one row each
     (non-ASCII labels never reach this path: such a file takes the general one)."""
     entries = [(slot, label, code) for slot, mapping in enumerate(
-        [_OUTCOME_CODE, _BOOLS, _BOOLS, _BOOLS]) for label, code in mapping.items()
+        [OUTCOME_CODES, BOOL_CODES, BOOL_CODES, BOOL_CODES]) for label, code in mapping.items()
         if label and label.isascii()]
     width = max(len(label) for _, label, _ in entries)
     table = np.zeros((len(entries), width), dtype=np.uint8)
@@ -451,7 +450,6 @@ def _label_table() -> _Labels:
 
 
 _LABELS = _label_table()
-assert all(label == label.lower() for label in OUTCOME_LABELS)  # matched lower-cased
 
 
 @dataclass(frozen=True)
@@ -466,6 +464,8 @@ def _header(data: np.ndarray, sep: str) -> tuple[list[str], int] | None:
     """The header's column names and where the body starts; None if the header is quoted or
     has blank or repeated names (the general reader decides what those mean)."""
     newline = np.flatnonzero(data[: 1 << 16] == 10)
+    if not len(newline) and len(data) > 1 << 16:
+        return None  # no line end in the first 64 KiB: not an export header
     end = int(newline[0]) if len(newline) else len(data)
     text = bytes(data[:end]).decode("utf-8", errors="replace").lstrip("\ufeff").rstrip("\r")
     names = text.split(sep)

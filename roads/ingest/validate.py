@@ -25,8 +25,8 @@ from roads.ingest.labels import FALSE_LABELS, OUTCOME_LABELS, TRUE_LABELS
 from roads.schema import Card, Outcome, Source, conform, rising_within_shoes, shoe_runs
 from roads.simulate import _pack_slots
 
-_OUTCOME_CODE = {label: "BPT".index(code) for label, code in OUTCOME_LABELS.items()}
-_BOOLS = {**{t: 1 for t in TRUE_LABELS}, **{f: 0 for f in FALSE_LABELS}}
+OUTCOME_CODES = {label: "BPT".index(code) for label, code in OUTCOME_LABELS.items()}
+BOOL_CODES = {**{t: 1 for t in TRUE_LABELS}, **{f: 0 for f in FALSE_LABELS}}
 
 FLAG_SCHEMA = {"file": pl.String, "row": pl.Int64, "table_id": pl.String, "shoe_id": pl.String,
                "coup": pl.Int32, "rule": pl.String, "message": pl.String}
@@ -191,8 +191,8 @@ def parse_staged(staged: pl.DataFrame) -> Parsed:
     totals = {c: _whole_numbers(staged[c])[0] for c in ("player_total", "banker_total")}
     parsed = pl.DataFrame(
         [v.fill_null(-1).clip(-1, 99).cast(pl.Int16) for v in totals.values()]).with_columns(
-        _code(staged, "outcome", _OUTCOME_CODE).alias("outcome"),
-        *(_code(staged, c, _BOOLS, unknown=-1).alias(c)
+        _code(staged, "outcome", OUTCOME_CODES).alias("outcome"),
+        *(_code(staged, c, BOOL_CODES, unknown=-1).alias(c)
           for c in ("natural", "player_pair", "banker_pair")))
     recorded = {c: parsed[c].to_numpy().astype(np.int16) for c in parsed.columns}
     coup, coup_unreadable = _whole_numbers(staged["coup"])
