@@ -164,3 +164,27 @@ def test_ingest_reports_and_quarantines_alike_on_both_paths(tmp_path: Path) -> N
     assert reports[0][1][0][3] == ('{"Table":"T1","Shoe":"S1","Hand":"2","Player Cards":'
                                    '"Xx 4s","Banker Cards":"7s Qd","Result":"Banker",'
                                    '"Time":"2026-01-01T00:00:30Z"}')
+
+
+def test_a_file_of_many_chunks_reads_as_the_general_path_does(tmp_path: Path) -> None:
+    """Several MiB: the file is split on line starts into chunks parsed side by side, and
+    shoes run across chunk bounds; a few rows are quarantined or flagged on the way."""
+    cards = ["9h 4s", "Kd 5c 2h", "2c 3d", "As As", "Xx 4s", "5h 5d"]
+    results = ["Banker", "P", "tie", "Huh"]
+    lines = ["Table;Shoe;Hand;Player Cards;Banker Cards;Result;Player Total;Time"]
+    start = datetime(2026, 5, 1, tzinfo=UTC)
+    for i in range(80_000):
+        shoe, coup = divmod(i, 83)
+        at = start + timedelta(seconds=30 * i)
+        lines.append(f"T{shoe % 3};S{shoe};{coup + 1};{cards[i % 6]};{cards[(i * 7) % 5]};"
+                     f"{results[i % 4] if i % 997 else 'Huh'};{i % 10};"
+                     f"{at:%Y-%m-%d %H:%M:%S}")
+    path = tmp_path / "big.csv"
+    path.write_text("\r\n".join(lines) + "\r\n")
+    assert path.stat().st_size > 3 << 20
+    attempt = parse_csv(path, ReadOptions())
+    assert attempt.parsed is not None and attempt.parsed.starts is not None
+    assert int(attempt.parsed.starts.sum()) == -(-80_000 // 83)  # one run per shoe
+    fast, general = check(attempt.parsed, 8), check(parse_staged(read(path, ReadOptions())), 8)
+    _same(fast, general)
+    assert fast.coups.height > 30_000 and fast.quarantine.height > 0 and fast.flags.height > 0
