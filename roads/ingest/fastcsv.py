@@ -285,15 +285,19 @@ def _id_fields(data: np.ndarray, pos: int, stop: int, sep: int, roles: np.ndarra
 
 
 @nb.njit(cache=True, inline="always")
-def _same_ids(data: np.ndarray, x: np.ndarray, y: np.ndarray) -> bool:
+def _same_ids(data: np.ndarray, keys: np.ndarray, x: int, y: int) -> bool:
+    """Whether rows ``x`` and ``y`` of ``keys`` (id field bounds) hold the same ids."""
     for col in (0, 2):
-        if (x[col] < 0) != (y[col] < 0):
+        a0 = keys[x, col]
+        b0 = keys[y, col]
+        if (a0 < 0) != (b0 < 0):
             return False
-        if x[col] >= 0:
-            if x[col + 1] - x[col] != y[col + 1] - y[col]:
+        if a0 >= 0:
+            n = keys[x, col + 1] - a0
+            if n != keys[y, col + 1] - b0:
                 return False
-            for j in range(x[col + 1] - x[col]):
-                if data[x[col] + j] != data[y[col] + j]:
+            for j in range(n):
+                if data[a0 + j] != data[b0 + j]:
                     return False
     return True
 
@@ -324,13 +328,15 @@ def _parse(data: np.ndarray, bounds: np.ndarray, first_row: np.ndarray, sep: int
         r = first_row[c]
         pos = bounds[c]
         stop = bounds[c + 1]
-        prev = np.full(4, -1, dtype=np.int64)
-        cur = np.full(4, -1, dtype=np.int64)
+        # The id bounds of this line and the one before, in alternating rows (no array
+        # references are swapped in the loop: each swap would count references).
+        keys = np.full((2, 4), -1, dtype=np.int64)
+        cur = 0
         if pos < stop and c > 0:  # the line before this chunk, to tell whether a run goes on
             back = pos - 1
             while back > bounds[0] and data[back - 1] != 10:
                 back -= 1
-            _id_fields(data, back, pos, sep, roles, prev)
+            _id_fields(data, back, pos, sep, roles, keys[1])
         st = 0
         shape_seen = -1
         prev_time = -1  # where the last timestamp began, and its day
@@ -339,8 +345,8 @@ def _parse(data: np.ndarray, bounds: np.ndarray, first_row: np.ndarray, sep: int
             if data[pos] == 10 or (data[pos] == 13 and pos + 1 < stop and data[pos + 1] == 10):
                 st = 4
                 break
-            cur[0] = -1
-            cur[2] = -1
+            keys[cur, 0] = -1
+            keys[cur, 2] = -1
             field = 0
             while True:
                 fs = pos
@@ -362,8 +368,8 @@ def _parse(data: np.ndarray, bounds: np.ndarray, first_row: np.ndarray, sep: int
                     if role in (R_TABLE, R_SHOE):
                         if fe > fs:
                             col = 0 if role == R_TABLE else 2
-                            cur[col] = a
-                            cur[col + 1] = e
+                            keys[cur, col] = a
+                            keys[cur, col + 1] = e
                     elif role == R_COUP:
                         v = _digits(data, a, e)
                         if v < 0 or v > 2_147_483_647:
@@ -411,12 +417,12 @@ def _parse(data: np.ndarray, bounds: np.ndarray, first_row: np.ndarray, sep: int
                 pos += 1  # the separator
             if field != n_fields and st == 0:
                 st = 3
-            new_run = r == 0 or not _same_ids(data, cur, prev)
+            new_run = r == 0 or not _same_ids(data, keys, cur, 1 - cur)
             starts[r] = new_run
             if new_run:
                 for j in range(4):
-                    run_ids[r, j] = cur[j]
-            prev, cur = cur, prev
+                    run_ids[r, j] = keys[cur, j]
+            cur = 1 - cur
             pos += 1  # the newline
             r += 1
         status[c] = st

@@ -94,7 +94,7 @@ class Store:
                 jobs.append((path, part, meta))
                 written.append(path)
         # One file per day and table; the writes (and their fsyncs) run side by side.
-        with ThreadPoolExecutor(max_workers=32) as pool:
+        with ThreadPoolExecutor(max_workers=8) as pool:
             list(pool.map(lambda job: _write(*job), jobs))
         return written
 
