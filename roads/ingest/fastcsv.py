@@ -495,10 +495,16 @@ def parse_csv(path: Path, options: ReadOptions, data: np.ndarray | None = None) 
     roles = np.zeros(len(names), dtype=np.int64)
     for column, target in targets.items():
         roles[names.index(column)] = ROLES.index(target) + 1
-    chunks = max(1, min(4 * nb.get_num_threads(), (len(data) - body) // (1 << 20) + 1))
+    # Many more chunks than cores, handed out one at a time: a core that is also hashing
+    # the file (or serving another process) takes fewer, instead of holding up the rest.
+    chunks = max(1, min(16 * nb.get_num_threads(), (len(data) - body) // (1 << 20) + 1))
     bounds = np.linspace(body, len(data), chunks + 1).astype(np.int64)
     counts = np.zeros((chunks, 5), dtype=np.int64)
-    _scan(data, bounds, counts)
+    previous = nb.set_parallel_chunksize(1)
+    try:
+        _scan(data, bounds, counts)
+    finally:
+        nb.set_parallel_chunksize(previous)
     quotes, high, cr, crlf = counts[:, 1:].sum(axis=0)
     if quotes or high or cr != crlf:  # (the header may have a BOM: it is not scanned)
         return Attempt(None, WHY[1] if quotes else WHY[2] if high else WHY[9])
@@ -529,9 +535,13 @@ def parse_csv(path: Path, options: ReadOptions, data: np.ndarray | None = None) 
     status = np.empty(chunks, dtype=np.int64)
     shapes = np.empty(chunks, dtype=np.int64)
     lab = _LABELS
-    _parse(data, bounds, first_row, ord(sep), roles, lab.table, lab.lengths, lab.codes, lab.lo,
-           lab.hi, starts, run_ids, coup, labels, totals, time_us, p.cards, p.values, p.count,
-           p.kind, b.cards, b.values, b.count, b.kind, status, shapes)
+    previous = nb.set_parallel_chunksize(1)
+    try:
+        _parse(data, bounds, first_row, ord(sep), roles, lab.table, lab.lengths, lab.codes,
+               lab.lo, lab.hi, starts, run_ids, coup, labels, totals, time_us, p.cards,
+               p.values, p.count, p.kind, b.cards, b.values, b.count, b.kind, status, shapes)
+    finally:
+        nb.set_parallel_chunksize(previous)
     if status.any():
         return Attempt(None, WHY[int(status[status != 0][0])])
     seen = set(shapes[shapes >= 0].tolist())
