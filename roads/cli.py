@@ -347,7 +347,8 @@ def ingest_cmd(files: tuple[Path, ...], store: Path, fmt: str, table_id: str | N
             if "skipped" in f:
                 click.echo(f"{f['file']}: {f['skipped']}")
                 continue
-            click.echo(f"{f['file']} ({f['format']}): {f['rows_read']:,} rows read, "
+            click.echo(f"{f['file']} ({f['format']}; reader: {f['parser']}): "
+                       f"{f['rows_read']:,} rows read, "
                        f"{f['accepted']:,} stored, {f['already_stored']:,} already stored, "
                        f"{f['flagged']:,} flagged, {f['quarantined']:,} quarantined")
             for rule, n in sorted(f["flags_by_rule"].items()):

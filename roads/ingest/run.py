@@ -152,19 +152,22 @@ def _run_totals(coups: pl.DataFrame, starts: np.ndarray) -> pl.DataFrame:
 
 
 def _parse(path: Path, fmt: str, options: ReadOptions, hasher: ThreadPoolExecutor
-           ) -> tuple[Parsed, Future[str]]:
-    """The file's parsed rows, and its SHA-256 digest (computed beside the parsing;
-    hashlib frees the GIL). A CSV file is parsed straight from its bytes when it is plain
-    (the usual export), else through the reader of its format: both give the same rows."""
+           ) -> tuple[Parsed, Future[str], str]:
+    """The file's parsed rows, its SHA-256 digest (computed beside the parsing; hashlib
+    frees the GIL) and which front end read it. A CSV file is parsed straight from its bytes
+    when it is plain (the usual export), else through the reader of its format: both give
+    the same rows."""
+    how = "general"
     if fmt == "csv":
         data = read_bytes(path)
         digest = hasher.submit(lambda: hashlib.sha256(data.data).hexdigest())
         attempt = parse_csv(path, options, data)
         if attempt.parsed is not None:
-            return attempt.parsed, digest
+            return attempt.parsed, digest, "plain CSV"
+        how = f"general ({attempt.why})"
     else:
         digest = hasher.submit(sha256, path)
-    return parse_staged(read(path, options)), digest
+    return parse_staged(read(path, options)), digest, how
 
 
 def ingest(paths: list[Path], store: Store, options: ReadOptions, rules: RuleSet,
@@ -183,7 +186,7 @@ def ingest(paths: list[Path], store: Store, options: ReadOptions, rules: RuleSet
             # A file already ingested (same digest) is skipped before anything is written.
             with ThreadPoolExecutor(max_workers=1) as hasher:
                 fmt = options.format if options.format != "auto" else detect_format(path)
-                parsed, pending = _parse(path, fmt, options, hasher)
+                parsed, pending, parser = _parse(path, fmt, options, hasher)
                 checked = check(parsed, rules.decks)
                 digest = pending.result()
             entry: dict[str, Any] = {"file": str(path), "digest": digest}
@@ -225,7 +228,8 @@ def ingest(paths: list[Path], store: Store, options: ReadOptions, rules: RuleSet
                     on=["table_id", "shoe_id", "coup"], how="anti", nulls_equal=False)
             flags.append(row_flags)
             report = {
-                **entry, "format": fmt, "rows_read": parsed.rows.height, "accepted": new.height,
+                **entry, "format": fmt, "parser": parser, "rows_read": parsed.rows.height,
+                "accepted": new.height,
                 "already_stored": already, "duplicate_rows": checked.duplicates,
                 "flagged": checked.flags.select("table_id", "shoe_id", "coup").unique().height,
                 "flags_by_rule": _counts(checked.flags, "rule"),

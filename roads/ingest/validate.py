@@ -7,8 +7,12 @@ breaks a rule (an illegal draw or stand, totals or outcome not matching the card
 natural flags that contradict the cards, a card seen more often than the decks hold, a gap
 in the numbering, an unreadable timestamp) is stored *as recorded* and *flagged*.
 
-Strings are parsed and rows replayed by the compiled passes of :mod:`roads.ingest.kernel`;
-polars does the rest (labels, grouping, assembling the canonical columns).
+Two steps: a front end *parses* every field (:func:`parse_staged` for any reader's staging
+frame of text; :mod:`roads.ingest.fastcsv` straight from a plain CSV file's bytes) into
+:class:`Parsed`, and :func:`check` replays and checks the parsed rows, whichever front end
+read them. Strings are parsed and rows replayed by compiled passes
+(:mod:`roads.ingest.kernel`); polars does the rest (labels, grouping, assembling the
+canonical columns).
 """
 
 from __future__ import annotations
@@ -174,7 +178,7 @@ class Parsed:
     player: Hands
     banker: Hands
     recorded: dict[str, np.ndarray]  # outcome, player_total, banker_total, natural, pairs
-    coup: pl.Series  # Int64, null where missing or unreadable
+    coup: pl.Series  # whole numbers, null where missing or unreadable
     coup_unreadable: np.ndarray
     dealt_at: pl.Series  # Datetime(us, UTC), null where missing or unreadable
     starts: np.ndarray | None = None

@@ -155,6 +155,7 @@ def test_ingest_reports_and_quarantines_alike_on_both_paths(tmp_path: Path) -> N
         result = ingest([path], Store(tmp_path / path.stem), ReadOptions(),
                         get_rules("standard-8"))
         report = result.report["files"][0]
+        assert report["parser"] == ("plain CSV" if path == fast else "general (a quoted field)")
         quarantine = pl.read_ndjson(next((tmp_path / path.stem / "quarantine").glob("*.jsonl")))
         reports.append(({k: report[k] for k in ("rows_read", "accepted", "quarantined",
                                                 "quarantined_by_reason", "flags_by_rule")},
