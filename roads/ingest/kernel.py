@@ -257,8 +257,10 @@ def shoe_checks(shoe: np.ndarray, coup: np.ndarray, time_us: np.ndarray, has_tim
     """One pass in file order over every row, by dense shoe id.
 
     ``stats[s]``: first row, rows, lowest and highest coup number, out of order (0/1),
-    time went backwards (0/1). ``over[s, card]``: how many times the card was dealt, for the
-    inventory check (compared with ``decks`` by the caller).
+    time went backwards (0/1), earliest and latest time (±2**62 if none), cards dealt,
+    every row card-level (0/1) — the last four are the shoe's totals for the ``shoes``
+    table. ``over[s, card]``: how many times the card was dealt, for the inventory check
+    (compared with ``decks`` by the caller).
     """
     last_coup = np.full(n_shoes, -(2**62), dtype=np.int64)
     last_time = np.full(n_shoes, -(2**62), dtype=np.int64)
@@ -269,6 +271,10 @@ def shoe_checks(shoe: np.ndarray, coup: np.ndarray, time_us: np.ndarray, has_tim
         stats[s, 3] = -(2**62)
         stats[s, 4] = 0
         stats[s, 5] = 0
+        stats[s, 6] = 2**62
+        stats[s, 7] = -(2**62)
+        stats[s, 8] = 0
+        stats[s, 9] = 1
     for r in range(shoe.shape[0]):
         s = shoe[r]
         if stats[s, 0] < 0:
@@ -281,12 +287,19 @@ def shoe_checks(shoe: np.ndarray, coup: np.ndarray, time_us: np.ndarray, has_tim
             stats[s, 4] = 1
         last_coup[s] = c
         if has_time[r]:
-            if time_us[r] < last_time[s]:
+            t = time_us[r]
+            if t < last_time[s]:
                 stats[s, 5] = 1
-            last_time[s] = time_us[r]
+            last_time[s] = t
+            stats[s, 6] = min(stats[s, 6], t)
+            stats[s, 7] = max(stats[s, 7], t)
         if cards_level[r]:
             for k in range(3):
                 if p_cards[r, k] != NONE:
                     over[s, p_cards[r, k]] += 1
+                    stats[s, 8] += 1
                 if b_cards[r, k] != NONE:
                     over[s, b_cards[r, k]] += 1
+                    stats[s, 8] += 1
+        else:
+            stats[s, 9] = 0

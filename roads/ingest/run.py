@@ -22,7 +22,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import polars as pl
 
 from roads.errors import InputError
@@ -32,7 +31,7 @@ from roads.ingest.readers import ReadOptions, detect_format, raw_rows, read
 from roads.ingest.validate import QUARANTINE_SCHEMA, Parsed, check, parse_staged
 from roads.parquet_io import parts, scan
 from roads.rules import RuleSet
-from roads.schema import SHOES, conform, shoe_runs
+from roads.schema import SHOES, conform
 from roads.store.store import Store
 
 _CONTENT = ["outcome", "player_cards", "banker_cards", "player_total", "banker_total"]
@@ -98,57 +97,29 @@ def _split_conflicts(store: Store, coups: pl.DataFrame) -> tuple[pl.DataFrame, i
 
 
 def _shoe_rows(store: Store, coups: pl.DataFrame, rules: RuleSet,
-               starts: np.ndarray | None = None) -> pl.DataFrame:
+               totals: pl.DataFrame | None = None) -> pl.DataFrame:
     """A ``shoes`` row for every imported shoe the store does not know yet.
 
-    ``starts``: the coups' shoe runs if the caller knows each shoe to be one run; the
-    totals are then reductions over the runs (no grouping by key)."""
-    if starts is None:
-        starts = shoe_runs(coups)
-    if starts is not None and coups.height:
-        shoes = _run_totals(coups, starts)
-    else:
-        shoes = coups.group_by("table_id", "shoe_id").agg(
-            pl.len().cast(pl.Int16).alias("coups"),
-            pl.col("dealt_at").min().alias("started_at"),
-            pl.col("dealt_at").max().alias("ended_at"),
-            pl.when(pl.col("player_cards").is_not_null().all())
-            .then((pl.col("player_cards").list.len() + pl.col("banker_cards").list.len()).sum())
-            .cast(pl.Int16).alias("cards_dealt"))
+    ``totals``: the shoes' totals if the caller has them for exactly these coups (the
+    validation pass counts them, :attr:`Validated.shoes`); else they are grouped here."""
+    if totals is None:
+        totals = shoe_totals(coups)
     known = scan(store.root, "shoes").select("table_id", "shoe_id").collect()
-    shoes = shoes.join(known, on=["table_id", "shoe_id"], how="anti").with_columns(
+    shoes = totals.join(known, on=["table_id", "shoe_id"], how="anti").with_columns(
         pl.lit(rules.name).alias("rules"), pl.lit(rules.decks).cast(pl.Int8).alias("decks"),
         pl.lit("import").alias("source"))
     return conform(shoes, "shoes") if not shoes.is_empty() else pl.DataFrame(schema=SHOES)
 
 
-def _run_totals(coups: pl.DataFrame, starts: np.ndarray) -> pl.DataFrame:
-    """Per shoe (one run of rows each): coups, first and last time, cards dealt (null
-    unless every coup has its cards)."""
-    first = np.flatnonzero(starts)
-    times = coups["dealt_at"]
-    epoch = times.dt.epoch("us").fill_null(0).to_numpy()
-    timed = times.is_not_null().to_numpy()
-    big = np.iinfo(np.int64).max
-    cards = (coups["player_cards"].list.len() + coups["banker_cards"].list.len())
-    has_cards = cards.is_not_null().to_numpy()
-
-    def per_run(values: np.ndarray, ufunc: np.ufunc) -> np.ndarray:
-        return ufunc.reduceat(values, first) if len(first) else values[:0]
-
-    started = per_run(np.where(timed, epoch, big), np.minimum)
-    ended = per_run(np.where(timed, epoch, -big), np.maximum)
-    any_time = per_run(timed, np.logical_or)
-    dealt = per_run(cards.fill_null(0).to_numpy().astype(np.int64), np.add)
-    every_card = per_run(has_cards, np.logical_and)
-
-    def stamps(values: np.ndarray) -> pl.Series:
-        return pl.Series(values).cast(pl.Datetime("us", "UTC")).set(pl.Series(~any_time), None)
-
-    return coups.select("table_id", "shoe_id")[first].with_columns(
-        pl.Series("coups", np.diff(np.r_[first, coups.height])).cast(pl.Int16),
-        stamps(started).alias("started_at"), stamps(ended).alias("ended_at"),
-        pl.Series("cards_dealt", dealt).cast(pl.Int16).set(pl.Series(~every_card), None))
+def shoe_totals(coups: pl.DataFrame) -> pl.DataFrame:
+    """Per shoe of canonical coups: table_id, shoe_id and SHOE_TOTALS, by grouping."""
+    return coups.group_by("table_id", "shoe_id", maintain_order=True).agg(
+        pl.len().cast(pl.Int16).alias("coups"),
+        pl.col("dealt_at").min().alias("started_at"),
+        pl.col("dealt_at").max().alias("ended_at"),
+        pl.when(pl.col("player_cards").is_not_null().all())
+        .then((pl.col("player_cards").list.len() + pl.col("banker_cards").list.len()).sum())
+        .cast(pl.Int16).alias("cards_dealt"))
 
 
 def _parse(path: Path, fmt: str, options: ReadOptions, hasher: ThreadPoolExecutor
@@ -207,8 +178,9 @@ def ingest(paths: list[Path], store: Store, options: ReadOptions, rules: RuleSet
                 .cast(QUARANTINE_SCHEMA))  # type: ignore[arg-type]
             stem = f"import-{digest[:20]}"
             if not new.is_empty():
-                starts = checked.starts if new is checked.coups else None
-                store.append(new, _shoe_rows(store, new, rules, starts),
+                whole = new is checked.coups  # no coup set aside: the check's totals hold
+                starts = checked.starts if whole else None
+                store.append(new, _shoe_rows(store, new, rules, checked.shoes if whole else None),
                              {"source": "import", "input_file": path.name,
                               "input_sha256": digest, "ingest_run": run_id,
                               "rules": rules.name}, name=stem, starts=starts)

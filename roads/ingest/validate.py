@@ -34,6 +34,11 @@ BOOL_CODES = {**{t: 1 for t in TRUE_LABELS}, **{f: 0 for f in FALSE_LABELS}}
 
 FLAG_SCHEMA = {"file": pl.String, "row": pl.Int64, "table_id": pl.String, "shoe_id": pl.String,
                "coup": pl.Int32, "rule": pl.String, "message": pl.String}
+#: A shoe's totals for the ``shoes`` table (coups, first and last time, cards dealt: null
+#: unless every coup has its cards).
+SHOE_TOTALS: dict[str, pl.DataType] = {
+    "coups": pl.Int16(), "started_at": pl.Datetime("us", "UTC"),
+    "ended_at": pl.Datetime("us", "UTC"), "cards_dealt": pl.Int16()}
 QUARANTINE_SCHEMA = {"file": pl.String, "row": pl.Int64, "field": pl.String,
                      "reason": pl.String, "raw": pl.String}
 _KERNEL_REASONS = {
@@ -52,6 +57,7 @@ class Validated:
     flags: pl.DataFrame  # FLAG_SCHEMA
     quarantine: pl.DataFrame  # QUARANTINE_SCHEMA
     duplicates: int  # identical repeated rows dropped
+    shoes: pl.DataFrame  # per shoe of ``coups``: table_id, shoe_id and SHOE_TOTALS
     starts: np.ndarray | None = None  # the coups' shoe runs, when each shoe is one run
 
 
@@ -82,8 +88,7 @@ def _code(frame: pl.DataFrame, column: str, mapping: dict[str, int], missing: in
     return codes.set(text.is_null() | (text == ""), missing)
 
 
-def _int(column: str) -> pl.Expr:
-    return pl.col(column).str.strip_chars().cast(pl.Int64, strict=False)
+_MAX_COUP = 2**31 - 1
 
 
 def _whole_numbers(column: pl.Series) -> tuple[pl.Series, np.ndarray]:
@@ -200,6 +205,10 @@ def parse_staged(staged: pl.DataFrame) -> Parsed:
           for c in ("natural", "player_pair", "banker_pair")))
     recorded = {c: parsed[c].to_numpy().astype(np.int16) for c in parsed.columns}
     coup, coup_unreadable = _whole_numbers(staged["coup"])
+    out_of_range = (coup.abs() > _MAX_COUP).fill_null(False).to_numpy()
+    if out_of_range.any():  # the canonical coup number is a 32-bit integer
+        coup = coup.set(pl.Series(out_of_range), None)
+        coup_unreadable = coup_unreadable | out_of_range
     rows = staged.with_columns(*(staged[c].str.strip_chars() for c in ("table_id", "shoe_id")))
     return Parsed(rows, sides[0], sides[1], recorded, coup, coup_unreadable,
                   parse_times(staged["dealt_at"]))
@@ -259,8 +268,9 @@ def check(parsed: Parsed, decks: int) -> Validated:
     with ThreadPoolExecutor(max_workers=1) as pool:
         canonical = pool.submit(_canonical, good, p.cards, b.cards)
         kept = _kept(good, n)
-        flag_rows = pl.concat([_row_flags(good), _shoe_flags(good, shoes[0], p.cards[kept],
-                                                             b.cards[kept], decks)])
+        shoe_flags, shoe_totals = _shoe_flags(good, shoes[0], p.cards[kept], b.cards[kept],
+                                              decks)
+        flag_rows = pl.concat([_row_flags(good), shoe_flags])
         coups = canonical.result()
     quarantine = pl.concat([
         bad.select(pl.col("_file").alias("file"), pl.col("_row").alias("row"),
@@ -271,7 +281,7 @@ def check(parsed: Parsed, decks: int) -> Validated:
     ])
     ids, contiguous = shoes
     starts = np.diff(ids, prepend=-1) != 0 if contiguous else None
-    return Validated(coups, flag_rows, quarantine, duplicates, starts)
+    return Validated(coups, flag_rows, quarantine, duplicates, shoe_totals, starts)
 
 
 def _rejected(s: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -283,7 +293,8 @@ def _rejected(s: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
          "no shoe (give a shoe column or --shoe)"),
         *((pl.col("_kernel_reason") == code, f, text)
           for code, (f, text) in _KERNEL_REASONS.items() if code != k.Q_NO_OUTCOME),
-        (pl.col("_coup_unreadable"), "coup", "coup number is not a whole number"),
+        (pl.col("_coup_unreadable"), "coup",
+         f"coup number is not a whole number within ±{_MAX_COUP:,}"),
         *([(pl.col("outcome").str.starts_with("invalid "), "outcome", "invalid line")]
           if "outcome" in s.columns else []),
         (pl.col("_outcome_code") == -2, "outcome", "unknown outcome label"),
@@ -452,17 +463,19 @@ def _shoe_ids(good: pl.DataFrame, starts: np.ndarray | None = None
 
 
 def _shoe_flags(good: pl.DataFrame, ids: np.ndarray, p_cards: np.ndarray,
-                b_cards: np.ndarray, decks: int) -> pl.DataFrame:
-    """Per-shoe rules in one compiled pass: numbering gaps and order, time order, inventory.
+                b_cards: np.ndarray, decks: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Per-shoe rules in one compiled pass: numbering gaps and order, time order, inventory;
+    and, from the same pass, each shoe's totals (SHOE_TOTALS).
 
     Shoes are told apart per input file (a shoe split over two files is checked per file).
     ``p_cards``/``b_cards``: the kept rows' card slots.
     """
     if good.is_empty():
-        return pl.DataFrame(schema=FLAG_SCHEMA)
+        return pl.DataFrame(schema=FLAG_SCHEMA), pl.DataFrame(
+            schema={"table_id": pl.String, "shoe_id": pl.String, **SHOE_TOTALS})
     n_shoes = int(ids.max()) + 1
     times = good["_dealt_at"]
-    stats = np.empty((n_shoes, 6), dtype=np.int64)
+    stats = np.empty((n_shoes, 10), dtype=np.int64)
     counts = np.zeros((n_shoes, 52), dtype=np.int32)
     k.shoe_checks(ids, good["_coup"].to_numpy().astype(np.int64),
                   times.dt.epoch("us").fill_null(0).to_numpy(),
@@ -485,7 +498,17 @@ def _shoe_flags(good: pl.DataFrame, ids: np.ndarray, p_cards: np.ndarray,
     inventory = per_shoe[shoe_of].with_columns(
         pl.Series("card", card.astype(np.uint8)).cat.to(Card).cast(pl.String),
         pl.Series("seen", counts[shoe_of, card]))
-    return pl.concat([
+
+    def stamps(values: np.ndarray) -> pl.Series:
+        return pl.Series(values).cast(pl.Datetime("us", "UTC")).set(
+            pl.Series(np.abs(values) == 2**62), None)
+
+    totals = shoes.select("table_id", "shoe_id").with_columns(
+        pl.Series("coups", stats[:, 1]).cast(pl.Int16), stamps(stats[:, 6]).alias("started_at"),
+        stamps(stats[:, 7]).alias("ended_at"),
+        pl.Series("cards_dealt", stats[:, 8]).cast(pl.Int16).set(
+            pl.Series(stats[:, 9] == 0), None))
+    flags = pl.concat([
         shoe_flag(per_shoe.filter(pl.col("hi") - pl.col("lo") + 1 != pl.col("n")), "numbering",
                   pl.format("coup numbers have gaps ({} coups numbered {}-{})", "n", "lo", "hi")),
         shoe_flag(per_shoe.filter("unordered"), "numbering",
@@ -496,3 +519,4 @@ def _shoe_flags(good: pl.DataFrame, ids: np.ndarray, p_cards: np.ndarray,
                   pl.format("card {} seen {} times; {} deck(s) hold {}", "card", "seen",
                             pl.lit(decks), pl.lit(decks))),
     ])
+    return flags, totals

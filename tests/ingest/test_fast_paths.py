@@ -12,9 +12,7 @@ import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from roads.ingest.run import _run_totals
 from roads.ingest.validate import _whole_numbers, parse_times
-from roads.schema import shoe_runs
 from roads.store.store import _shoe_days
 
 _NUMBERISH = st.one_of(st.none(), st.text(alphabet="0123456789 +-x.\t", max_size=6))
@@ -62,31 +60,3 @@ def test_each_shoe_is_filed_under_its_first_day(rows: list[tuple[str, str, int |
     expected = coups.group_by("table_id", "shoe_id").agg(first.alias("day"))
     assert shoe_days.sort("table_id", "shoe_id").rows() == \
         expected.sort("table_id", "shoe_id").rows()
-
-
-@settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["T1", "T2"]), st.sampled_from(["S1", "S2", "S3"]),
-                          st.one_of(st.none(), st.integers(0, 3 * 24 * 3600)),
-                          st.sampled_from([None, ["As", "2h"], ["Kd", "5c", "9s"]])),
-                min_size=1, max_size=40))
-def test_imported_shoe_rows_by_run_equal_a_group_by(
-        rows: list[tuple[str, str, int | None, list[str] | None]]) -> None:
-    start = datetime(2026, 3, 1, 22, tzinfo=UTC)
-    rows = sorted(rows, key=lambda r: (r[0], r[1]))  # each shoe one run, as exports list them
-    coups = pl.DataFrame(
-        {"table_id": [r[0] for r in rows], "shoe_id": [r[1] for r in rows],
-         "dealt_at": [None if r[2] is None else start + timedelta(seconds=r[2]) for r in rows],
-         "player_cards": [r[3] for r in rows], "banker_cards": [r[3] for r in rows]},
-        schema={"table_id": pl.String, "shoe_id": pl.String,
-                "dealt_at": pl.Datetime("us", "UTC"), "player_cards": pl.List(pl.String),
-                "banker_cards": pl.List(pl.String)})
-    starts = shoe_runs(coups)
-    assert starts is not None
-    by_run = _run_totals(coups, starts)
-    cards = pl.col("player_cards").list.len() + pl.col("banker_cards").list.len()
-    expected = coups.group_by("table_id", "shoe_id", maintain_order=True).agg(
-        pl.len().cast(pl.Int16).alias("coups"), pl.col("dealt_at").min().alias("started_at"),
-        pl.col("dealt_at").max().alias("ended_at"),
-        pl.when(pl.col("player_cards").is_not_null().all()).then(cards.sum())
-        .cast(pl.Int16).alias("cards_dealt"))
-    assert by_run.rows() == expected.rows()

@@ -150,17 +150,19 @@ def test_an_extra_ace_of_spades(tmp_path: Path) -> None:
 
 def test_quarantine_keeps_rows_verbatim_with_file_row_and_reason(tmp_path: Path) -> None:
     text = (HEADER + "T9,S,1,As Xx,2d 3c,P,,,\n" + "T9,S,2,As,2d 3c,P,,,\n"
-            + ",S,3,,,B,,,\n" + "T9,S,x,,,B,,,\n" + "T9,S,5,,,maybe,,,\n" + "T9,S,6,,,,,,\n")
+            + ",S,3,,,B,,,\n" + "T9,S,x,,,B,,,\n" + "T9,S,5,,,maybe,,,\n" + "T9,S,6,,,,,,\n"
+            + "T9,S,99999999999,,,B,,,\n")  # beyond the canonical 32-bit coup number
     store, result = run(tmp_path, [write(tmp_path, "q.csv", text)])
-    assert result.quarantined == 6
+    assert result.quarantined == 7
     got = {q["row"]: (q["field"], q["reason"]) for q in quarantine(store)}
     assert got == {
         1: ("player_cards", "unreadable card in the Player hand"),
         2: ("player_cards", "the Player hand must have two or three cards"),
         3: ("table_id", "no table (give a table column or --table)"),
-        4: ("coup", "coup number is not a whole number"),
+        4: ("coup", "coup number is not a whole number within ±2,147,483,647"),
         5: ("outcome", "unknown outcome label"),
         6: ("outcome", "no outcome, and no cards or totals to derive it from"),
+        7: ("coup", "coup number is not a whole number within ±2,147,483,647"),
     }
     first = next(q for q in quarantine(store) if q["row"] == 1)
     assert first["file"].endswith("q.csv")
