@@ -25,7 +25,7 @@ import pyarrow as pa
 
 from roads.errors import InputError
 from roads.ingest import kernel as k
-from roads.ingest.readers import ReadOptions, column_targets, separator
+from roads.ingest.readers import ReadOptions, column_targets, separator_in
 from roads.ingest.validate import BOOL_CODES, OUTCOME_CODES, Hands, Parsed
 
 # Field roles (a column's job); LABELS are matched against the label table.
@@ -250,10 +250,26 @@ def read_bytes(path: Path) -> np.ndarray:
 
 
 @nb.njit(cache=True, inline="always")
-def _field_end(data: np.ndarray, pos: int, stop: int, sep: int) -> int:
+def _field(data: np.ndarray, pos: int, stop: int, sep: int) -> tuple[int, int]:
+    """(end of the field's text, where it stops: at the separator or line end) of the field
+    at ``pos``; the CR of a CR LF line end is not text."""
+    start = pos
     while pos < stop and data[pos] != sep and data[pos] != 10:
         pos += 1
-    return pos
+    end = pos
+    if end > start and data[end - 1] == 13 and (pos >= stop or data[pos] == 10):
+        end -= 1
+    return end, pos
+
+
+@nb.njit(cache=True, inline="always")
+def _stripped(data: np.ndarray, a: int, e: int) -> tuple[int, int]:
+    """``data[a:e]`` without surrounding white space (as polars' ``str.strip_chars``)."""
+    while a < e and _space(data[a]):
+        a += 1
+    while e > a and _space(data[e - 1]):
+        e -= 1
+    return a, e
 
 
 @nb.njit(cache=True)
@@ -264,21 +280,11 @@ def _id_fields(data: np.ndarray, pos: int, stop: int, sep: int, roles: np.ndarra
     out[2] = -1
     for field in range(roles.shape[0]):
         fs = pos
-        pos = _field_end(data, pos, stop, sep)
-        fe = pos
-        if fe > fs and data[fe - 1] == 13 and (pos >= stop or data[pos] == 10):
-            fe -= 1
+        fe, pos = _field(data, pos, stop, sep)
         role = roles[field]
         if (role in (R_TABLE, R_SHOE)) and fe > fs:
-            a = fs
-            e = fe
-            while a < e and _space(data[a]):
-                a += 1
-            while e > a and _space(data[e - 1]):
-                e -= 1
             col = 0 if role == R_TABLE else 2
-            out[col] = a
-            out[col + 1] = e
+            out[col], out[col + 1] = _stripped(data, fs, fe)
         if pos >= stop or data[pos] == 10:
             break
         pos += 1
@@ -350,21 +356,14 @@ def _parse(data: np.ndarray, bounds: np.ndarray, first_row: np.ndarray, sep: int
             field = 0
             while True:
                 fs = pos
-                pos = _field_end(data, pos, stop, sep)
-                fe = pos
-                if fe > fs and data[fe - 1] == 13 and (pos >= stop or data[pos] == 10):
-                    fe -= 1  # CRLF line end
+                fe, pos = _field(data, pos, stop, sep)
                 if field >= n_fields:
                     st = 3
                     break
                 role = roles[field]
                 if role != 0 and role != R_PCARDS and role != R_BCARDS:
-                    a = fs  # stripped bounds; an empty field is missing (null to polars)
-                    e = fe
-                    while a < e and _space(data[a]):
-                        a += 1
-                    while e > a and _space(data[e - 1]):
-                        e -= 1
+                    # stripped bounds; an empty field is missing (polars reads it as null)
+                    a, e = _stripped(data, fs, fe)
                     if role in (R_TABLE, R_SHOE):
                         if fe > fs:
                             col = 0 if role == R_TABLE else 2
@@ -484,7 +483,7 @@ def parse_csv(path: Path, options: ReadOptions, data: np.ndarray | None = None) 
     """Parse a clean card-level CSV file straight from its bytes (``data``, if the caller
     has read them already: :func:`read_bytes`; see the module doc)."""
     data = read_bytes(path) if data is None else data
-    sep = separator(path)
+    sep = separator_in(data[:8192].tobytes())
     header = _header(data, sep)
     if header is None:
         return Attempt(None, "a quoted, blank or repeated column name")

@@ -115,8 +115,13 @@ def _complete(frame: pl.DataFrame, path: Path, options: ReadOptions) -> pl.DataF
 def separator(path: Path) -> str:
     """The field separator: whichever of tab, semicolon and comma the header uses most."""
     with path.open("rb") as fh:
-        head = fh.read(8192).decode("utf-8", errors="replace")
-    first = head.splitlines()[0] if head else ""
+        return separator_in(fh.read(8192))
+
+
+def separator_in(head: bytes) -> str:
+    """:func:`separator` from the file's first 8 KiB, already read."""
+    text = head[:8192].decode("utf-8", errors="replace")
+    first = text.splitlines()[0] if text else ""
     return max(("\t", ";", ","), key=first.count) if first else ","
 
 
