@@ -14,7 +14,9 @@ hold the two equal. Rows to quarantine or flag are not a reason to leave the fas
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -188,8 +190,8 @@ def _label(data: np.ndarray, i: int, end: int, table: np.ndarray, lengths: np.nd
 
 @nb.njit(cache=True, parallel=True)
 def _scan(data: np.ndarray, bounds: np.ndarray, counts: np.ndarray) -> None:
-    """Move each chunk bound to a line start, then count per chunk in one branch-free pass:
-    lines starting there, quotes, bytes >= 128, carriage returns, and CR LF pairs."""
+    """Move each chunk bound to a line start, then, per chunk in one branch-free pass:
+    lines starting there, quotes, whether any byte is >= 128, carriage returns, CR LF pairs."""
     end = data.shape[0]
     for c in range(1, bounds.shape[0] - 1):
         i = max(bounds[c], bounds[c - 1])
@@ -479,6 +481,18 @@ def _header(data: np.ndarray, sep: str) -> tuple[list[str], int] | None:
     return names, min(end + 1, len(data))
 
 
+@contextmanager
+def _chunk_by_chunk() -> Iterator[None]:
+    """Parallel loops inside hand out their chunks one at a time. There are many more chunks
+    than cores, so a core that is also hashing the file (or serving another process) takes
+    fewer of them instead of holding up the rest."""
+    previous = nb.set_parallel_chunksize(1)
+    try:
+        yield
+    finally:
+        nb.set_parallel_chunksize(previous)
+
+
 def parse_csv(path: Path, options: ReadOptions, data: np.ndarray | None = None) -> Attempt:
     """Parse a clean card-level CSV file straight from its bytes (``data``, if the caller
     has read them already: :func:`read_bytes`; see the module doc)."""
@@ -494,16 +508,11 @@ def parse_csv(path: Path, options: ReadOptions, data: np.ndarray | None = None) 
     roles = np.zeros(len(names), dtype=np.int64)
     for column, target in targets.items():
         roles[names.index(column)] = ROLES.index(target) + 1
-    # Many more chunks than cores, handed out one at a time: a core that is also hashing
-    # the file (or serving another process) takes fewer, instead of holding up the rest.
     chunks = max(1, min(16 * nb.get_num_threads(), (len(data) - body) // (1 << 20) + 1))
     bounds = np.linspace(body, len(data), chunks + 1).astype(np.int64)
     counts = np.zeros((chunks, 5), dtype=np.int64)
-    previous = nb.set_parallel_chunksize(1)
-    try:
+    with _chunk_by_chunk():
         _scan(data, bounds, counts)
-    finally:
-        nb.set_parallel_chunksize(previous)
     quotes, high, cr, crlf = counts[:, 1:].sum(axis=0)
     if quotes or high or cr != crlf:  # (the header may have a BOM: it is not scanned)
         return Attempt(None, WHY[1] if quotes else WHY[2] if high else WHY[9])
@@ -534,13 +543,10 @@ def parse_csv(path: Path, options: ReadOptions, data: np.ndarray | None = None) 
     status = np.empty(chunks, dtype=np.int64)
     shapes = np.empty(chunks, dtype=np.int64)
     lab = _LABELS
-    previous = nb.set_parallel_chunksize(1)
-    try:
+    with _chunk_by_chunk():
         _parse(data, bounds, first_row, ord(sep), roles, lab.table, lab.lengths, lab.codes,
                lab.lo, lab.hi, starts, run_ids, coup, labels, totals, time_us, p.cards,
                p.values, p.count, p.kind, b.cards, b.values, b.count, b.kind, status, shapes)
-    finally:
-        nb.set_parallel_chunksize(previous)
     if status.any():
         return Attempt(None, WHY[int(status[status != 0][0])])
     seen = set(shapes[shapes >= 0].tolist())
