@@ -23,7 +23,7 @@ import polars as pl
 from roads.ingest.fastcsv import parse_csv
 from roads.ingest.readers import ReadOptions
 from roads.ingest.run import ingest
-from roads.parquet_io import scan
+from roads.store.parquet import scan
 from roads.rules import get_rules
 from roads.simulate import Simulation, write_simulation
 from roads.store.store import Store

@@ -14,13 +14,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from roads.parquet_io import scan
+from roads.store.parquet import scan
 from roads.rules import get_rules
 from roads.simulate import Simulation, write_simulation
-from roads.stats.live import odds_series
+from roads.stats.odds_series import odds_series
 from roads.stats.randomness import randomness_tests
 from roads.stats.report import report, store_report
-from roads.stats.summary import finalize, partial
+from roads.stats.partials import finalize, partial
 from roads.store.store import Store
 
 

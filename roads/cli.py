@@ -288,7 +288,7 @@ def _stored_board(store: Path, table_id: str, shoe_id: str, leading_ties: str) -
     import polars as pl
 
     from roads.board import Board
-    from roads.parquet_io import scan
+    from roads.store.parquet import scan
 
     rows = (scan(store, "coups")
             .filter((pl.col("table_id") == table_id) & (pl.col("shoe_id") == shoe_id))
@@ -390,7 +390,7 @@ def _slice_report(store: Path, table_id: str | None, shoe_id: str | None,
     whole = table_id is None and shoe_id is None and start is None and end is None
     if whole and (fast := store_report(s, level)) is not None:
         # The whole store: per-file partials, read two files at a time.
-        from roads.parquet_io import scan
+        from roads.store.parquet import scan
         from roads.stats.integrity import integrity_checks
 
         coups = scan(store, "coups").collect()

@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from roads.cards import CARD_CODES
 from roads.engine import NO_CARD, DealtBatch, deal_batch, shoe_seeds
-from roads.parquet_io import AtomicParquetWriter, arrow_schema
+from roads.store.parquet import AtomicParquetWriter, arrow_schema
 from roads.rules import RuleSet
 from roads.schema import SOURCES, provenance
 from roads.tableau import OUTCOMES

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import polars as pl
 
-from roads.parquet_io import scan
+from roads.store.parquet import scan
 
 
 def shoe_summary(store: Path) -> pl.DataFrame:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from roads.board import DERIVED, Board
 from roads.board.bulk import SHOE_ROADS, shoe_roads, shoe_roads_arrow, store_roads
 from roads.engine import deal_batch, shoe_seeds
-from roads.parquet_io import AtomicParquetWriter, scan
+from roads.store.parquet import AtomicParquetWriter, scan
 from roads.rules import get_rules
 from roads.schema import COUPS, conform
 from roads.simulate import Simulation, write_simulation

@@ -200,7 +200,7 @@ def test_stats_and_check_commands(tmp_path: Path) -> None:
     clean = CliRunner().invoke(main, ["check", "--store", str(store)])
     assert clean.exit_code == 0 and "nothing flagged" in clean.output
     # A shoe dealt twice makes check fail.
-    from roads.parquet_io import scan
+    from roads.store.parquet import scan
     from roads.store.store import Store
 
     coups = scan(store, "coups").collect()

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 from roads.engine import deal_shoe
-from roads.parquet_io import AtomicParquetWriter, file_metadata, scan
+from roads.store.parquet import AtomicParquetWriter, file_metadata, scan
 from roads.rules import get_rules
 from roads.schema import COUPS, SCHEMA_VERSION, SHOES, SchemaError, conform
 from roads.simulate import Simulation, write_simulation

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from roads.files import commit, temporary_name
-from roads.parquet_io import parts
+from roads.store.parquet import parts
 from roads.schema import conform
 from roads.store.journal import Event
 from roads.store.store import Store, apply_corrections

@@ -25,8 +25,8 @@ import pyarrow.parquet as pq
 
 from roads.board.board import LEADING_TIES, LeadingTies
 from roads.errors import InputError
-from roads.parquet_io import parts as part_files
-from roads.parquet_io import scan
+from roads.store.parquet import parts as part_files
+from roads.store.parquet import scan
 from roads.schema import Outcome, grouped_by_shoe
 
 #: One row per shoe. Mark strings hold ``R``/``B`` per mark in entry order; the asks hold

@@ -29,7 +29,7 @@ from roads.files import publish, publish_text, sha256
 from roads.ingest.fastcsv import parse_csv, read_bytes
 from roads.ingest.readers import ReadOptions, detect_format, raw_rows, read
 from roads.ingest.validate import QUARANTINE_SCHEMA, Parsed, check, parse_staged
-from roads.parquet_io import parts, scan
+from roads.store.parquet import parts, scan
 from roads.rules import RuleSet
 from roads.schema import SHOES, conform
 from roads.store.store import Store

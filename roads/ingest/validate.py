@@ -11,7 +11,7 @@ Two steps: a front end *parses* every field (:func:`parse_staged` for any reader
 frame of text; :mod:`roads.ingest.fastcsv` straight from a plain CSV file's bytes) into
 :class:`Parsed`, and :func:`check` replays and checks the parsed rows, whichever front end
 read them. Strings are parsed and rows replayed by compiled passes
-(:mod:`roads.ingest.kernel`); polars does the rest (labels, grouping, assembling the
+(:mod:`roads.replay`); polars does the rest (labels, grouping, assembling the
 canonical columns).
 """
 
@@ -24,7 +24,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from roads.ingest import kernel as k
+from roads import replay as k
 from roads.ingest.labels import FALSE_LABELS, OUTCOME_LABELS, TRUE_LABELS
 from roads.schema import Card, Outcome, Source, conform, rising_within_shoes, shoe_runs
 from roads.simulate import _pack_slots
@@ -160,7 +160,7 @@ def _card_list(slots: np.ndarray, keep: np.ndarray, name: str) -> pl.Series:
 
 @dataclass(frozen=True)
 class Hands:
-    """One side's hands as slots (see :func:`roads.ingest.kernel.hand`)."""
+    """One side's hands as slots (see :func:`roads.replay.hand`)."""
 
     cards: np.ndarray  # (rows, 3) uint8, NONE where empty
     values: np.ndarray  # (rows, 3) int8, -1 where empty

@@ -24,7 +24,7 @@ from roads.board.bulk import _file_roads as file_roads
 from roads.engine import deal_batch, shoe_seeds
 from roads.errors import InputError
 from roads.files import publish, publish_text
-from roads.parquet_io import AtomicParquetWriter, parts, scan
+from roads.store.parquet import AtomicParquetWriter, parts, scan
 from roads.scale.jobs import (
     RESULT_DDL,
     STATS_ROWS,
@@ -39,7 +39,7 @@ from roads.schema import COUPS
 from roads.simulate import Simulation, batch_tables, write_simulation
 from roads.stats.randomness import randomness_tests
 from roads.stats.report import store_partial
-from roads.stats.summary import Partial, finalize, in_shoe_order
+from roads.stats.partials import Partial, finalize, in_shoe_order
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from roads.errors import InputError
 from roads.schema import COUPS, SchemaError, conform
 from roads.stats.report import read_for_statistics
 from roads.stats.sequence import MAX_RUN, SequenceStats
-from roads.stats.summary import COUNT_COLUMNS, Partial, partial, with_rules
+from roads.stats.partials import COUNT_COLUMNS, Partial, partial, with_rules
 
 SEQ_COLUMNS = ["seq_banker", "seq_player", "seq_runs", "seq_longest_banker",
                "seq_longest_player"]
@@ -112,7 +112,7 @@ STATS_ROWS = pl.DataFrame(schema={
 
 
 def partial_from_rows(rows: pl.DataFrame, shoes: pl.DataFrame) -> Partial:
-    """The :class:`~roads.stats.summary.Partial` of collected per-shoe rows."""
+    """The :class:`~roads.stats.partials.Partial` of collected per-shoe rows."""
     by_shoe = rows.select("table_id", "shoe_id", *COUNT_COLUMNS, "span_us")
     hist = np.array(rows["hist"].drop_nulls().to_list(), dtype=np.int64).reshape(
         -1, 2 * (MAX_RUN + 1)).sum(axis=0)

@@ -18,10 +18,10 @@ import numpy as np
 import polars as pl
 
 from roads.cards import CARD_CODES, RANK_BURN
-from roads.ingest import kernel as k
+from roads import replay as k
 from roads.rules import get_rules
 from roads.schema import conform
-from roads.stats.summary import grouped
+from roads.stats.partials import grouped
 
 NONE = 255
 _WINDOW = 8  # cards per fingerprint window

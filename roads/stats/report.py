@@ -9,14 +9,14 @@ from typing import Any
 
 import polars as pl
 
-from roads.parquet_io import parts as part_files
-from roads.parquet_io import scan
+from roads.store.parquet import parts as part_files
+from roads.store.parquet import scan
 from roads.rules import get_rules
 from roads.schema import COUPS
 from roads.stats.integrity import integrity_checks
-from roads.stats.live import odds_series
+from roads.stats.odds_series import odds_series
 from roads.stats.randomness import randomness_tests
-from roads.stats.summary import (
+from roads.stats.partials import (
     Partial,
     combine,
     finalize,

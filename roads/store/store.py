@@ -27,7 +27,7 @@ import numpy as np
 import polars as pl
 
 from roads.files import publish, publish_text
-from roads.parquet_io import (
+from roads.store.parquet import (
     COMPRESSION,
     COMPRESSION_LEVEL,
     AtomicParquetWriter,

@@ -9,7 +9,7 @@ import pytest
 
 from roads.audit.trail import audit_trail, purge, retention_cutoff
 from roads.errors import InputError
-from roads.parquet_io import scan
+from roads.store.parquet import scan
 from roads.rules import get_rules
 from roads.simulate import Simulation, write_simulation
 from roads.store.live import CoupEntry, LiveTables

@@ -16,7 +16,7 @@ import pytest
 from roads.errors import InputError
 from roads.ingest.readers import ReadOptions, detect_format
 from roads.ingest.run import IngestResult, ingest
-from roads.parquet_io import scan
+from roads.store.parquet import scan
 from roads.rules import get_rules
 from roads.simulate import Simulation, write_simulation
 from roads.store.live import CoupEntry, LiveTables

@@ -7,7 +7,7 @@ from pathlib import Path
 import polars as pl
 import pyarrow.parquet as pq
 
-from roads.parquet_io import parts
+from roads.store.parquet import parts
 from roads.rules import get_rules
 from roads.scale.jobs import STATS_ROWS, from_blobs, stats_file, stats_job, to_blob
 from roads.schema import COUPS

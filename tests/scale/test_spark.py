@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from roads.errors import InputError
-from roads.parquet_io import AtomicParquetWriter, scan
+from roads.store.parquet import AtomicParquetWriter, scan
 from roads.rules import get_rules
 from roads.scale import engines as e
 from roads.schema import COUPS

@@ -11,17 +11,17 @@ import pytest
 from roads.cards import CARD_CODES, CARD_POINTS
 from roads.engine import deal_batch, shoe_seeds
 from roads.odds import Composition, exact_odds
-from roads.parquet_io import scan
+from roads.store.parquet import scan
 from roads.rules import get_rules
 from roads.schema import conform
 from roads.simulate import Simulation, write_simulation
 from roads.stats.expect import expectation_for_decks
 from roads.stats.integrity import integrity_checks
-from roads.stats.live import odds_series
+from roads.stats.odds_series import odds_series
 from roads.stats.randomness import holm, randomness_tests, runs_test
 from roads.stats.report import report
 from roads.stats.sequence import sequence_stats
-from roads.stats.summary import outcome_statistics, wilson
+from roads.stats.partials import outcome_statistics, wilson
 from roads.tableau import BANKER_DRAWS, PLAYER_STOOD
 
 
@@ -266,7 +266,7 @@ def assert_close(a: object, b: object) -> None:
 
 def test_statistics_reader_counts_each_rows_cards(tmp_path: Path) -> None:
     """The fast reader's card counts belong to their own rows (card-level and keypad)."""
-    from roads.parquet_io import parts
+    from roads.store.parquet import parts
     from roads.stats.report import read_for_statistics
     from roads.store.live import CoupEntry, LiveTables
     from roads.store.store import Store

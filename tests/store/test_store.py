@@ -8,7 +8,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from roads.parquet_io import scan
+from roads.store.parquet import scan
 from roads.rules import get_rules
 from roads.schema import COUPS
 from roads.simulate import Simulation, write_simulation
@@ -143,7 +143,7 @@ def test_interrupted_compaction_is_invisible_and_finished_later(store: Store) ->
     before = store.read_coups()
     # Simulate a crash right after the merged file was published, before old parts went.
     merged = pl.read_parquet(sorted(partition.glob("part-*.parquet")))
-    from roads.parquet_io import AtomicParquetWriter
+    from roads.store.parquet import AtomicParquetWriter
 
     with AtomicParquetWriter(partition / "part-merged.parquet", "coups", {}) as w:
         w.write(merged.to_arrow())

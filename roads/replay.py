@@ -1,5 +1,7 @@
-"""Compiled passes of ingest validation: card tokens straight from Arrow string buffers, and
-the per-row rules (tableau replay, totals, outcome, naturals, pairs) in one loop.
+"""The rule-replay kernel, beside the tableau it replays: card tokens straight from Arrow
+string buffers, and the per-row rules (tableau replay, totals, outcome, naturals, pairs) in
+one loop. Ingestion's validation and the integrity checks both run it, so a coup is judged
+by one implementation of the rules wherever it is judged.
 
 Why compiled: a card-level export has a million rows of short strings; expression-by-
 expression parsing and checking made a dozen passes and ran 10x slower than reading the
