@@ -1,8 +1,10 @@
-"""The canonical coup schema, version 1: the one shape every source converts into.
+"""The canonical coup schema, version 2: the one shape every source converts into.
 
 Roads, statistics, the dashboard and exports read only these two tables. Closed sets are
 ``pl.Enum`` so a stray label cannot enter; cards are stored as canonical codes (``As``).
-See ``docs/schema.md`` for the meaning of every column.
+Every other list of fields (the ingest fields, the API models, the content compared to tell
+whether two coups are the same) is derived from the dictionaries here. See
+``docs/schema.md`` for the meaning of every column.
 """
 
 from __future__ import annotations
@@ -16,12 +18,20 @@ from roads.cards import CARD_CODES
 from roads.errors import InputError
 from roads.tableau import OUTCOMES
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 Card = pl.Enum(list(CARD_CODES))
 Outcome = pl.Enum(list(OUTCOMES))
-SOURCES = ("live", "engine", "import")
+#: Where a coup comes from: a live table, the engine, an imported file, the demo dealers.
+SOURCES = ("live", "engine", "import", "demo")
 Source = pl.Enum(list(SOURCES))
+#: How it was entered: the operator's keypad or typed cards, the HTTP API by another system,
+#: a card-reading shoe, a file import, the engine, the demo dealers.
+ENTRY_METHODS = ("keypad", "cards", "api", "shoe", "import", "engine", "demo")
+Entry = pl.Enum(list(ENTRY_METHODS))
+#: The source each entry method belongs to.
+ENTRY_SOURCE = {"keypad": "live", "cards": "live", "api": "live", "shoe": "live",
+                "import": "import", "engine": "engine", "demo": "demo"}
 Timestamp = pl.Datetime("us", "UTC")
 
 COUPS: dict[str, pl.DataType] = {
@@ -38,6 +48,8 @@ COUPS: dict[str, pl.DataType] = {
     "banker_pair": pl.Boolean(),
     "dealt_at": Timestamp,
     "source": Source,
+    "entry": Entry,
+    "entered_by": pl.String(),
 }
 
 SHOES: dict[str, pl.DataType] = {
@@ -56,6 +68,42 @@ SHOES: dict[str, pl.DataType] = {
 }
 
 TABLES: dict[str, dict[str, pl.DataType]] = {"coups": COUPS, "shoes": SHOES}
+
+#: What names a coup, and a shoe.
+COUP_KEY = ("table_id", "shoe_id", "coup")
+SHOE_KEY = ("table_id", "shoe_id")
+#: What a coup *is*: two coups under one key are the same coup when these are equal (nulls
+#: equal), whoever entered them and whenever. The one definition of idempotency and
+#: conflicts, for live entry and imports alike.
+CONTENT = tuple(c for c in COUPS if c not in (*COUP_KEY, "dealt_at", "source", "entry",
+                                               "entered_by"))
+#: What a source may give for a coup (the fields an ingest file or an API client names).
+ENTRY_FIELDS = tuple(c for c in COUPS if c not in ("source", "entry", "entered_by"))
+
+#: Table and shoe ids: 1-64 characters, letters and digits of any script, ``. _ : # -`` and
+#: inner spaces. No control characters, no ``/`` (ids are URL path segments), no ``*`` (the
+#: journal's system pseudo-table).
+ID_MAX = 64
+ID_PATTERN = r"^[\w.:#-](?:[\w .:#-]{0,62}[\w.:#-])?$"
+
+
+def max_coups(decks: int) -> int:
+    """The most coups a shoe of ``decks`` decks can deal: four cards each, no burn."""
+    return decks * 52 // 4
+
+
+def same_coup(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether two canonical coup records hold the same coup (:data:`CONTENT`)."""
+    return all(_norm(a.get(c)) == _norm(b.get(c)) for c in CONTENT)
+
+
+def _norm(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
+def same_content() -> pl.Expr:
+    """:func:`same_coup` as a polars expression over ``c`` and ``c_stored`` columns."""
+    return pl.all_horizontal([pl.col(c).eq_missing(pl.col(f"{c}_stored")) for c in CONTENT])
 
 
 class SchemaError(InputError):

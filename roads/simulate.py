@@ -11,26 +11,15 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 
-import numba as nb
-import numpy as np
-import pyarrow as pa
+import polars as pl
 
-from roads.cards import CARD_CODES
-from roads.engine import NO_CARD, DealtBatch, deal_batch, shoe_seeds
-from roads.store.parquet import AtomicParquetWriter, arrow_schema
+from roads.engine import DealtBatch, deal_batch, shoe_seeds
+from roads.ingest.engine import batch_tables
 from roads.rules import RuleSet
-from roads.schema import SOURCES, provenance
-from roads.tableau import OUTCOMES
+from roads.store import Part, Store, Written
 
-COUP_SECONDS = 30
-SHOE_SLOT_SECONDS = 3600
 DEFAULT_START = datetime(2026, 1, 1, tzinfo=UTC)
-_CARD_DICT = pa.array(CARD_CODES, pa.large_string())
-_OUTCOME_DICT = pa.array(OUTCOMES, pa.large_string())
-_SOURCE_DICT = pa.array(SOURCES, pa.large_string())
-_ENGINE = SOURCES.index("engine")
 
 
 @dataclass(frozen=True)
@@ -57,170 +46,53 @@ class Simulation:
             count = min(self.batch_shoes, self.shoes - first)
             yield first, deal_batch(self.rules, shoe_seeds(self.seed, first, count))
 
-    def metadata(self, table: str) -> dict[str, str]:
-        return provenance(
-            table=table, source="engine", rules=self.rules.name, decks=self.rules.decks,
-            seed=self.seed, shoes=self.shoes, tables=self.tables, start=self.start.isoformat(),
-        )
+    @property
+    def entered_by(self) -> str:
+        return f"engine seed {self.seed}"
 
+    def metadata(self) -> dict[str, str]:
+        return {"rules": self.rules.name, "decks": str(self.rules.decks),
+                "seed": str(self.seed), "shoes": str(self.shoes), "tables": str(self.tables),
+                "start": self.start.isoformat()}
 
-def _dictionary(indices: np.ndarray, dictionary: pa.Array) -> pa.DictionaryArray:
-    return pa.DictionaryArray.from_arrays(pa.array(indices, pa.uint8()), dictionary)
-
-
-@nb.njit(cache=True, nogil=True)
-def _pack_slots(slots: np.ndarray, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
-    """List offsets and packed values of slot columns ``lo:hi``, skipping NO_CARD."""
-    offsets = np.empty(slots.shape[0] + 1, dtype=np.int64)
-    values = np.empty(slots.shape[0] * (hi - lo), dtype=np.uint8)
-    n = 0
-    offsets[0] = 0
-    for i in range(slots.shape[0]):
-        for j in range(lo, hi):
-            if slots[i, j] != NO_CARD:
-                values[n] = slots[i, j]
-                n += 1
-        offsets[i + 1] = n
-    return offsets, values[:n]
-
-
-@nb.njit(cache=True)
-def _gather_bytes(
-    data: np.ndarray, offsets: np.ndarray, take: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    out_offsets = np.empty(take.shape[0] + 1, dtype=np.int64)
-    out_offsets[0] = 0
-    for i in range(take.shape[0]):
-        k = take[i]
-        out_offsets[i + 1] = out_offsets[i] + offsets[k + 1] - offsets[k]
-    out = np.empty(out_offsets[-1], dtype=np.uint8)
-    for i in range(take.shape[0]):
-        src = offsets[take[i]]
-        dst = out_offsets[i]
-        for b in range(out_offsets[i + 1] - dst):
-            out[dst + b] = data[src + b]
-    return out_offsets, out
-
-
-def _card_lists(slots: np.ndarray, lo: int, hi: int) -> pa.LargeListArray:
-    """List<card> from columns ``lo:hi`` of ``(rows, k)`` card slots padded with NO_CARD."""
-    offsets, values = _pack_slots(slots, lo, hi)
-    return pa.LargeListArray.from_arrays(pa.array(offsets), _dictionary(values, _CARD_DICT))
-
-
-def _strings(values: list[str], take: np.ndarray) -> pa.Array:
-    """``values[take]`` as an Arrow string column, built without Python objects per row."""
-    encoded = [v.encode() for v in values]
-    width = len(encoded[0]) if encoded else 0
-    if all(len(e) == width for e in encoded):  # the usual case: one fixed-width name format
-        names = np.frombuffer(b"".join(encoded), dtype=np.uint8).reshape(len(encoded), width)
-        return pa.LargeStringArray.from_buffers(
-            len(take),
-            pa.py_buffer(np.arange(len(take) + 1, dtype=np.int64) * width),
-            pa.py_buffer(names[take].ravel()),
-        )
-    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-    np.cumsum([len(e) for e in encoded], out=offsets[1:])
-    data = np.frombuffer(b"".join(encoded), dtype=np.uint8)
-    out_offsets, out = _gather_bytes(data, offsets, np.ascontiguousarray(take, dtype=np.int64))
-    return pa.LargeStringArray.from_buffers(
-        len(take), pa.py_buffer(out_offsets), pa.py_buffer(out)
-    )
-
-
-def batch_tables(sim: Simulation, first: int, batch: DealtBatch) -> tuple[pa.Table, pa.Table]:
-    """Canonical ``coups`` and ``shoes`` Arrow tables for one dealt batch."""
-    k = len(batch.seeds)
-    index = np.arange(first, first + k)
-    table_of = index % sim.tables
-    sequence = index // sim.tables
-    counts = batch.info[:, 0].astype(np.int64)
-    shoe_of_coup = np.repeat(np.arange(k), counts)
-    offsets = np.zeros(k, dtype=np.int64)
-    np.cumsum(counts[:-1], out=offsets[1:])
-    coup_no = (np.arange(len(shoe_of_coup)) - offsets[shoe_of_coup] + 1).astype(np.int32)
-    start_us = int(sim.start.timestamp()) * 1_000_000
-    shoe_start = start_us + sequence.astype(np.int64) * SHOE_SLOT_SECONDS * 1_000_000
-    dealt = shoe_start[shoe_of_coup] + (coup_no.astype(np.int64) - 1) * COUP_SECONDS * 1_000_000
-    table_names = [sim.table_id(t) for t in range(sim.tables)]
-    shoe_names = [sim.shoe_id(int(i)) for i in index]
-    res = batch.result
-    ts = pa.timestamp("us", tz="UTC")
-    coups = pa.Table.from_arrays(
-        [
-            _strings(table_names, table_of[shoe_of_coup]),
-            _strings(shoe_names, shoe_of_coup),
-            pa.array(coup_no),
-            _dictionary(res[:, 2].astype(np.uint8), _OUTCOME_DICT),
-            _card_lists(batch.cards, 0, 3),
-            _card_lists(batch.cards, 3, 6),
-            pa.array(res[:, 0]),
-            pa.array(res[:, 1]),
-            pa.array(res[:, 3].astype(np.bool_)),
-            pa.array(res[:, 4].astype(np.bool_)),
-            pa.array(res[:, 5].astype(np.bool_)),
-            pa.array(dealt, ts),
-            _dictionary(np.full(len(res), _ENGINE, dtype=np.uint8), _SOURCE_DICT),
-        ],
-        schema=arrow_schema("coups"),
-    )
-    burned = batch.info[:, 1]
-    burn_slots = np.where(np.arange(batch.shoes.shape[1])[None, :] < burned[:, None],
-                          batch.shoes, NO_CARD)[:, : int(burned.max()) if k else 0]
-    shoes = pa.Table.from_arrays(
-        [
-            _strings(table_names, table_of),
-            pa.array(shoe_names, pa.large_string()),
-            pa.array([sim.rules.name] * k, pa.large_string()),
-            pa.array(np.full(k, sim.rules.decks, dtype=np.int8)),
-            _card_lists(burn_slots, 0, burn_slots.shape[1]),
-            pa.array(batch.info[:, 2].astype(np.int16)),
-            pa.array(counts.astype(np.int16)),
-            pa.array(batch.info[:, 3].astype(np.int16)),
-            pa.array(shoe_start, ts),
-            pa.array(shoe_start + (counts - 1) * COUP_SECONDS * 1_000_000, ts),
-            pa.array(batch.seeds, pa.uint64()),
-            _dictionary(np.full(k, _ENGINE, dtype=np.uint8), _SOURCE_DICT),
-        ],
-        schema=arrow_schema("shoes"),
-    )
-    return coups, shoes
-
-
-def _write_part(path: Path, table: str, data: pa.Table, metadata: dict[str, str]) -> None:
-    with AtomicParquetWriter(path, table, metadata) as writer:
-        writer.write(data)
+    def part(self, table: str, first: int, count: int, data: pl.DataFrame) -> Part:
+        """One batch's part file; names derive from the run and shoe range, so repeating a
+        run names the same files."""
+        name = (f"part-engine-{self.rules.name}-s{self.seed}-t{self.tables}-"
+                f"{first:09d}-{first + count:09d}.parquet")
+        return Part(table, "undated", name, data, self.metadata())
 
 
 def write_simulation(
-    sim: Simulation, out: Path, progress: Callable[[int, int], None] | None = None
-) -> tuple[list[Path], int]:
-    """Deal the run into ``out/coups`` and ``out/shoes``; returns the files written and coups.
+    sim: Simulation, store: Store, progress: Callable[[int, int], None] | None = None,
+    actor: str = "engine",
+) -> tuple[list[str], int]:
+    """Deal the run into the store; returns the files written and the coups dealt.
 
-    One part file per table per batch, each published atomically; batches are encoded by
-    two writer threads (pyarrow releases the GIL) while the next batch is dealt, with at
-    most two batches in flight, so memory stays bounded whatever the number of shoes.
-    Part names derive from the run and shoe range, so repeating a run replaces its files
-    rather than duplicating its shoes.
-    """
-    stem = f"part-engine-{sim.rules.name}-s{sim.seed}-t{sim.tables}"
-    meta = {t: sim.metadata(t) for t in ("coups", "shoes")}
-    written: list[Path] = []
+    One part file per table per batch; batches are encoded on writer threads (pyarrow and
+    polars release the GIL) while the next batch is dealt, with at most two batches in
+    flight, so memory stays bounded whatever the number of shoes. The files become visible
+    together, when one ``files_published`` event journals them; a run killed before that
+    leaves files no reader sees, which the next engine run into the store removes."""
+    written: list[Written] = []
     total = 0
-    pending: list[Future[None]] = []
-    with ThreadPoolExecutor(max_workers=3) as pool:
-        for first, batch in sim.batches():
-            coups, shoes = batch_tables(sim, first, batch)
-            name = f"{stem}-{first:09d}-{first + len(batch.seeds):09d}.parquet"
-            while len(pending) >= 4:
-                pending.pop(0).result()
-            for table, data in (("coups", coups), ("shoes", shoes)):
-                path = out / table / name
-                pending.append(pool.submit(_write_part, path, table, data, meta[table]))
-                written.append(path)
-            total += coups.num_rows
-            if progress is not None:
-                progress(len(batch.seeds), coups.num_rows)
-        for job in pending:
-            job.result()
-    return written, total
+    pending: list[Future[list[Written]]] = []
+    with store.bulk_lock():
+        store.sweep(("engine",))
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            for first, batch in sim.batches():
+                coups, shoes = batch_tables(sim, first, batch)
+                while len(pending) >= 2:
+                    written += pending.pop(0).result()
+                count = len(batch.seeds)
+                parts = [sim.part(t, first, count, pl.from_arrow(data))  # type: ignore[arg-type]
+                         for t, data in (("coups", coups), ("shoes", shoes))]
+                pending.append(pool.submit(store.write_parts, parts, "engine"))
+                total += coups.num_rows
+                if progress is not None:
+                    progress(count, coups.num_rows)
+            for job in pending:
+                written += job.result()
+        store.commit("files_published", written, {"run": sim.metadata(), "coups": total},
+                     actor)
+    return [w.entry.path for w in written], total

@@ -25,9 +25,20 @@ import polars as pl
 import pyarrow as pa
 
 from roads import replay as k
+from roads.ingest import bounds
+from roads.ingest.engine import _pack_slots
 from roads.ingest.labels import FALSE_LABELS, OUTCOME_LABELS, TRUE_LABELS
-from roads.schema import Card, Outcome, Source, conform, rising_within_shoes, shoe_runs
-from roads.simulate import _pack_slots
+from roads.schema import (
+    ID_MAX,
+    Card,
+    Entry,
+    Outcome,
+    Source,
+    conform,
+    max_coups,
+    rising_within_shoes,
+    shoe_runs,
+)
 
 OUTCOME_CODES = {label: "BPT".index(code) for label, code in OUTCOME_LABELS.items()}
 BOOL_CODES = {**{t: 1 for t in TRUE_LABELS}, **{f: 0 for f in FALSE_LABELS}}
@@ -86,9 +97,6 @@ def _code(frame: pl.DataFrame, column: str, mapping: dict[str, int], missing: in
     text = raw.str.strip_chars().str.to_lowercase()
     codes = text.replace_strict(mapping, default=unknown, return_dtype=pl.Int8)
     return codes.set(text.is_null() | (text == ""), missing)
-
-
-_MAX_COUP = 2**31 - 1
 
 
 def _whole_numbers(column: pl.Series) -> tuple[pl.Series, np.ndarray]:
@@ -205,10 +213,6 @@ def parse_staged(staged: pl.DataFrame) -> Parsed:
           for c in ("natural", "player_pair", "banker_pair")))
     recorded = {c: parsed[c].to_numpy().astype(np.int16) for c in parsed.columns}
     coup, coup_unreadable = _whole_numbers(staged["coup"])
-    out_of_range = (coup.abs() > _MAX_COUP).fill_null(False).to_numpy()
-    if out_of_range.any():  # the canonical coup number is a 32-bit integer
-        coup = coup.set(pl.Series(out_of_range), None)
-        coup_unreadable = coup_unreadable | out_of_range
     rows = staged.with_columns(*(staged[c].str.strip_chars() for c in ("table_id", "shoe_id")))
     return Parsed(rows, sides[0], sides[1], recorded, coup, coup_unreadable,
                   parse_times(staged["dealt_at"]))
@@ -239,11 +243,21 @@ def check(parsed: Parsed, decks: int) -> Validated:
         pl.Series("_index", np.arange(n)), pl.Series("_coup_unreadable", coup_unreadable),
     )
     # -- rows that cannot be stored ----------------------------------------------------------
-    maybe_bad = (reason != 0) | (outcome_code == -2) | coup_unreadable
+    top = max_coups(decks)
+    coup_out = ((parsed.coup < 1) | (parsed.coup > top)).fill_null(False).to_numpy()
+    s = s.with_columns(pl.Series("_coup_out", coup_out))
+    maybe_bad = (reason != 0) | (outcome_code == -2) | coup_unreadable | coup_out
+    bad_ids = {}
     for c in ("table_id", "shoe_id"):
         maybe_bad |= (s[c].is_null() | (s[c] == "")).to_numpy()
+        values = s[c].drop_nulls().unique()
+        wrong = values.filter(~values.str.contains(bounds.ID_PATTERN_TEXT)
+                              | (values.str.len_chars() > ID_MAX))
+        if wrong.len():
+            bad_ids[c] = wrong
+            maybe_bad |= s[c].is_in(wrong.implode()).fill_null(False).to_numpy()
     if maybe_bad.any():
-        bad, good = _rejected(s)
+        bad, good = _rejected(s, bad_ids, top)
     else:  # the usual case: nothing to split off, no copies
         bad, good = None, s
     # Coup numbers missing altogether: number rows in file order within their shoe.
@@ -264,6 +278,9 @@ def check(parsed: Parsed, decks: int) -> Validated:
     good, dup_bad, duplicates = _duplicates(good, shoes)
     if duplicates or not dup_bad.is_empty():
         shoes = _shoe_ids(good)
+    good, full = _over_capacity(good, shoes[0], decks)
+    if not full.is_empty():
+        shoes = _shoe_ids(good)
     # The canonical columns are assembled beside the rule findings (both free the GIL).
     with ThreadPoolExecutor(max_workers=1) as pool:
         canonical = pool.submit(_canonical, good, p.cards, b.cards)
@@ -277,24 +294,29 @@ def check(parsed: Parsed, decks: int) -> Validated:
                    pl.col("_field").alias("field"), pl.col("_reason").alias("reason"),
                    _raw(bad).alias("raw")) if bad is not None
         else pl.DataFrame(schema=QUARANTINE_SCHEMA),
-        dup_bad,
+        dup_bad, full,
     ])
     ids, contiguous = shoes
     starts = np.diff(ids, prepend=-1) != 0 if contiguous else None
     return Validated(coups, flag_rows, quarantine, duplicates, shoe_totals, starts)
 
 
-def _rejected(s: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+def _rejected(s: pl.DataFrame, bad_ids: dict[str, pl.Series], top: int
+              ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(rows that cannot be stored, with their reason and field; the rest)."""
-    reasons: list[tuple[pl.Expr, str, str]] = [
+    reasons: list[tuple[pl.Expr, str, str | pl.Expr]] = [
         (pl.col("table_id").is_null() | (pl.col("table_id") == ""), "table_id",
          "no table (give a table column or --table)"),
         (pl.col("shoe_id").is_null() | (pl.col("shoe_id") == ""), "shoe_id",
          "no shoe (give a shoe column or --shoe)"),
+        *((pl.col(c).is_in(wrong.implode()).fill_null(False), c,
+           f"{c} may hold only {bounds.ID_CHARACTERS}") for c, wrong in bad_ids.items()),
         *((pl.col("_kernel_reason") == code, f, text)
           for code, (f, text) in _KERNEL_REASONS.items() if code != k.Q_NO_OUTCOME),
-        (pl.col("_coup_unreadable"), "coup",
-         f"coup number is not a whole number within ±{_MAX_COUP:,}"),
+        (pl.col("_coup_unreadable"), "coup", "coup number is not a whole number"),
+        (pl.col("_coup_out"), "coup",
+         pl.format(f"coup number {{}} is outside 1-{top} (the most coups the rule set's "
+                   "decks deal)", pl.col("_coup"))),
         *([(pl.col("outcome").str.starts_with("invalid "), "outcome", "invalid line")]
           if "outcome" in s.columns else []),
         (pl.col("_outcome_code") == -2, "outcome", "unknown outcome label"),
@@ -304,12 +326,31 @@ def _rejected(s: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     why = pl.lit(None, dtype=pl.String)
     where = pl.lit(None, dtype=pl.String)
     for condition, column, text in reversed(reasons):
-        message = pl.col("outcome") if text == "invalid line" else pl.lit(text)
+        message = text if isinstance(text, pl.Expr) else \
+            pl.col("outcome") if text == "invalid line" else pl.lit(text)
         why = pl.when(condition).then(message).otherwise(why)
         where = pl.when(condition).then(pl.lit(column)).otherwise(where)
     s = s.with_columns(why.alias("_reason"), where.alias("_field"))
     rejected = s["_reason"].is_not_null()
     return s.filter(rejected), s.filter(~rejected)
+
+
+def _over_capacity(good: pl.DataFrame, ids: np.ndarray, decks: int
+                   ) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Shoes with more coups than their decks can deal are quarantined whole (a shoe of
+    33,000 coups is several shoes under one id, or not a shoe at all)."""
+    counts = np.bincount(ids) if len(ids) else np.zeros(0, dtype=np.int64)
+    over = np.flatnonzero(counts > max_coups(decks))
+    if not len(over):
+        return good, pl.DataFrame(schema=QUARANTINE_SCHEMA)
+    mask = np.isin(ids, over)
+    rows = good.filter(pl.Series(mask)).with_columns(pl.Series("_n", counts[ids[mask]]))
+    full = rows.select(
+        pl.col("_file").alias("file"), pl.col("_row").alias("row"),
+        pl.lit("shoe_id").alias("field"),
+        pl.format(f"the shoe would hold {{}} coups; {decks} decks deal at most "
+                  f"{max_coups(decks)}", pl.col("_n")).alias("reason"), _raw(rows).alias("raw"))
+    return good.filter(pl.Series(~mask)), full
 
 
 def _kept(good: pl.DataFrame, n: int) -> np.ndarray | slice:
@@ -339,6 +380,7 @@ def _canonical(good: pl.DataFrame, p_cards: np.ndarray, b_cards: np.ndarray) -> 
         pick("_rec_player_pair", "_cards_p_pair", pl.Boolean()).alias("player_pair"),
         pick("_rec_banker_pair", "_cards_b_pair", pl.Boolean()).alias("banker_pair"),
         pl.col("_dealt_at").alias("dealt_at"), pl.lit("import", dtype=Source).alias("source"),
+        pl.lit("import", dtype=Entry).alias("entry"),
     )
     return conform(coups, "coups")
 

@@ -1,9 +1,13 @@
 """The live journal: an append-only, hash-chained event log in SQLite (WAL, synchronous FULL).
 
 Every live action is one event: shoe opened, coup entered, coup voided or amended (operator,
-reason, approver), shoe closed, shoe sealed. Each event stores the SHA-256 of its own
-canonical form chained to the previous event's hash, so editing, inserting or deleting any
-event breaks the chain at that point (:meth:`Journal.verify`).
+reason, approver), shoe closed, shoe sealed; and every file the store publishes or removes
+(seals, imports, engine runs, compactions, purges). Each event's hash covers its header
+(sequence, table, shoe), the digest of its body (time, kind, actor, payload) and the previous
+event's hash, so editing, inserting or deleting any event breaks the chain at that point
+(:meth:`Journal.verify`). Because the body enters only by its digest, an export can show
+another table's event as a *redacted* link (header and digests, no body) and the chain still
+verifies offline.
 
 Acknowledged means durable: :meth:`Journal.append` returns only after the transaction that
 holds the event is committed with ``synchronous=FULL``. :class:`GroupCommitter` lets many
@@ -31,7 +35,11 @@ GENESIS = "0" * 64
 KINDS = ("shoe_opened", "coup_entered", "coup_voided", "coup_amended", "shoe_closed",
          "shoe_sealed", "data_purged", "data_exported", "table_closed", "correction_requested",
          "correction_rejected", "user_added", "user_changed", "api_key_issued", "login",
-         "login_failed", "logout")
+         "login_failed", "logout", "import_committed", "files_published", "store_compacted",
+         "user_disabled", "user_enabled", "key_revoked", "token_issued", "logins_refused")
+#: Events that publish or remove stored files (the store's catalogue is their replay).
+FILE_KINDS = ("shoe_sealed", "import_committed", "files_published", "store_compacted",
+              "data_purged")
 #: The ``table_id`` of events that concern no table (logins, user changes).
 SYSTEM = "*"
 
@@ -49,6 +57,7 @@ CREATE TABLE IF NOT EXISTS events (
 );
 CREATE INDEX IF NOT EXISTS events_shoe ON events(table_id, shoe_id, seq);
 CREATE INDEX IF NOT EXISTS events_kind ON events(table_id, kind, seq);
+CREATE INDEX IF NOT EXISTS events_by_kind ON events(kind, seq);
 CREATE TRIGGER IF NOT EXISTS events_no_update BEFORE UPDATE ON events
 BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
 CREATE TRIGGER IF NOT EXISTS events_no_delete BEFORE DELETE ON events
@@ -93,17 +102,39 @@ class Event:
                 "shoe_id": self.shoe_id, "actor": self.actor, "payload": self.payload,
                 "prev_hash": self.prev_hash, "hash": self.hash}
 
+    @property
+    def body_sha256(self) -> str:
+        return body_digest(self.at, self.kind, self.actor, self.payload)
+
+    def redacted(self) -> dict[str, Any]:
+        """The event as a link of the chain only: header and digests, no body (what an
+        export shows of an event outside its slice)."""
+        return {"seq": self.seq, "table_id": self.table_id, "shoe_id": self.shoe_id,
+                "body_sha256": self.body_sha256, "prev_hash": self.prev_hash,
+                "hash": self.hash, "redacted": True}
+
 
 def canonical(data: Any) -> str:
     """Deterministic JSON: sorted keys, no spaces, UTF-8 kept."""
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+def body_digest(at: str, kind: str, actor: str | None, payload: dict[str, Any]) -> str:
+    """SHA-256 of an event's body: its time, kind, actor and payload."""
+    body = canonical({"at": at, "kind": kind, "actor": actor, "payload": payload})
+    return hashlib.sha256(body.encode()).hexdigest()
+
+
+def link_hash(prev_hash: str, seq: int, table_id: str, shoe_id: str | None,
+              body_sha256: str) -> str:
+    """The chain link: SHA-256 of the previous hash, the header and the body's digest."""
+    header = canonical([seq, table_id, shoe_id, body_sha256])
+    return hashlib.sha256(f"{prev_hash}\n{header}".encode()).hexdigest()
+
+
 def event_hash(prev_hash: str, seq: int, at: str, kind: str, table_id: str,
                shoe_id: str | None, actor: str | None, payload: dict[str, Any]) -> str:
-    body = canonical({"seq": seq, "at": at, "kind": kind, "table_id": table_id,
-                      "shoe_id": shoe_id, "actor": actor, "payload": payload})
-    return hashlib.sha256(f"{prev_hash}\n{body}".encode()).hexdigest()
+    return link_hash(prev_hash, seq, table_id, shoe_id, body_digest(at, kind, actor, payload))
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,21 +242,32 @@ class Journal:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
+        self._read_local = threading.local()
         with self._connection() as db:
             db.executescript(_SCHEMA)
 
     def _db(self) -> sqlite3.Connection:
         return thread_connection(self._local, self.path)
 
+    def reader(self) -> sqlite3.Connection:
+        """This thread's connection for read transactions (snapshots), apart from the one
+        that writes, so a read can begin inside a thread that is writing."""
+        return thread_connection(self._read_local, self.path)
+
+    def connection(self) -> sqlite3.Connection:
+        """This thread's writing connection (for derived tables kept beside the events)."""
+        return self._db()
+
     @contextmanager
     def _connection(self) -> Iterator[sqlite3.Connection]:
         yield self._db()
 
     def close(self) -> None:
-        db = getattr(self._local, "db", None)
-        if db is not None:
-            db.close()
-            self._local.db = None
+        for local in (self._local, self._read_local):
+            db = getattr(local, "db", None)
+            if db is not None:
+                db.close()
+                local.db = None
 
     # -- writing ----------------------------------------------------------------------------
     @contextmanager
@@ -252,6 +294,17 @@ class Journal:
             return action(tx)
 
     # -- reading ----------------------------------------------------------------------------
+    def of_kinds(self, kinds: Sequence[str], since: int = 0) -> list[Event]:
+        """Events of the given kinds in order (an indexed query)."""
+        rows = self._db().execute(
+            f"{_SELECT} WHERE kind IN ({','.join('?' * len(kinds))}) AND seq > ? ORDER BY seq",
+            (*kinds, since)).fetchall()
+        return [_event(r) for r in rows]
+
+    def at(self, seq: int) -> Event | None:
+        r = self._db().execute(f"{_SELECT} WHERE seq = ?", (seq,)).fetchone()
+        return None if r is None else _event(r)
+
     def events(self, table_id: str | None = None, shoe_id: str | None = None,
                since: int = 0) -> list[Event]:
         """Events in order, optionally for one table or shoe, after sequence ``since``."""
@@ -307,9 +360,27 @@ class Journal:
         return verify_events(self.events())
 
 
-def verify_events(events: Sequence[Event], start_prev: str = GENESIS,
+@dataclass(frozen=True, slots=True)
+class Link:
+    """An event as the chain sees it: a full event, or a redacted one (digest of its body)."""
+
+    seq: int
+    table_id: str
+    shoe_id: str | None
+    body_sha256: str
+    prev_hash: str
+    hash: str
+
+    @classmethod
+    def of(cls, event: Event) -> Link:
+        return cls(event.seq, event.table_id, event.shoe_id, event.body_sha256,
+                   event.prev_hash, event.hash)
+
+
+def verify_events(events: Sequence[Event | Link], start_prev: str = GENESIS,
                   start_seq: int = 1) -> ChainReport:
-    """Check a run of events: consecutive sequence numbers, links and hashes."""
+    """Check a run of events (full or redacted): consecutive sequence numbers, links and
+    hashes. A full event's body digest is recomputed from its content."""
     prev = start_prev
     expected_seq = start_seq
     for e in events:
@@ -319,8 +390,7 @@ def verify_events(events: Sequence[Event], start_prev: str = GENESIS,
         if e.prev_hash != prev:
             return ChainReport(False, len(events), prev, e.seq,
                                f"event {e.seq} does not link to the event before it")
-        digest = event_hash(e.prev_hash, e.seq, e.at, e.kind, e.table_id, e.shoe_id, e.actor,
-                            e.payload)
+        digest = link_hash(e.prev_hash, e.seq, e.table_id, e.shoe_id, e.body_sha256)
         if digest != e.hash:
             return ChainReport(False, len(events), prev, e.seq,
                                f"event {e.seq} was altered (its hash does not match its content)")

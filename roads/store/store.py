@@ -1,24 +1,37 @@
-"""The store: canonical Parquet partitioned by date, the live journal beside it, one read API.
+"""The store: canonical Parquet files that answer to the journal, and the journal itself.
 
 Layout under the store root::
 
-    coups/date=YYYY-MM-DD/part-*.parquet    canonical coups (date = the UTC day the shoe began)
+    store.json                              what this directory is (format, purpose)
+    journal.sqlite                          the journal (hash-chained events) and, beside
+                                            it, the catalogue of stored files
+    coups/date=YYYY-MM-DD/part-*.parquet    canonical coups (date: the day the shoe began;
+                                            for a live shoe, by the journal's clock)
     shoes/date=YYYY-MM-DD/part-*.parquet    canonical shoes
-    journal.sqlite                          the live journal (hash-chained events)
+    checkpoints/checkpoints.jsonl           signed heads of the journal
+    keys/                                   the store's checkpoint signing key
     ingest/ quarantine/ flags/              ingest reports, rejected rows, rule findings
 
-Sealed Parquet holds coups as they were entered; corrections live only in the journal and are
-applied by :meth:`Store.read_coups` — the one place that applies amendments — so the
-originals stay queryable (``originals=True``).
+Every file is written whole under a hidden name, then journaled with its SHA-256, size, rows
+and content digest in one event that also updates the catalogue; readers list files only
+from the catalogue (:mod:`roads.store.read`). So a write is visible all at once or not at
+all, a leftover of a crash is never read, and ``roads store verify`` can account for every
+byte. Sealed Parquet holds coups as entered; corrections live in the journal and are applied
+by the read port.
 """
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
+import io
 import json
 import os
-import re
 import uuid
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
@@ -26,56 +39,156 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from roads.files import publish, publish_text
-from roads.store.parquet import (
-    COMPRESSION,
-    COMPRESSION_LEVEL,
-    AtomicParquetWriter,
-    file_metadata,
-    live_parts,
-    scan,
-)
-from roads.rules import get_rules
-from roads.schema import COUPS, SHOES, conform, provenance, shoe_runs
-from roads.store.journal import Event, Journal
+from roads.errors import InputError
+from roads.files import fsync_dir, publish_text, temporary_name
+from roads.schema import SCHEMA_VERSION, SHOE_KEY, conform, provenance, shoe_runs
+from roads.store import catalog, checkpoint, faults
+from roads.store.catalog import UNDATED, FileEntry
+from roads.store.digest import table_digest
+from roads.store.journal import SYSTEM, Event, Journal
+from roads.store.journaled import shoe_frames
+from roads.store.layout import data_files, part_name, relative_path, temporary_files
+from roads.store.parquet import COMPRESSION, COMPRESSION_LEVEL
+from roads.store.read import Reader
 
-UNDATED = "undated"
-_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
-
-
-def _safe(name: str) -> str:
-    return _SAFE.sub("_", name)[:80]
+MARKER = "store.json"
+JOURNAL = "journal.sqlite"
+FORMAT = "roads-store-2"
 
 
-def _parse_time(text: str | None) -> datetime | None:
-    return None if text is None else datetime.fromisoformat(text).astimezone(UTC)
+class NoStore(InputError):
+    """A path that holds no store (a read never creates one)."""
+
+
+class StoreError(InputError):
+    """A write the store refuses (a damaged file it would build on, a shoe not closed)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One file to write: a canonical table's rows for one day under one name."""
+
+    table: str
+    day: str
+    name: str
+    frame: pl.DataFrame
+    metadata: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def path(self) -> str:
+        return relative_path(self.table, self.day, self.name)
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """A part file on disk, not yet journaled (invisible to readers until committed)."""
+
+    entry: FileEntry
+    shoes: tuple[tuple[str, str], ...]
 
 
 class Store:
-    """One store directory: Parquet dataset + journal."""
+    """One store directory. Open an existing one with :meth:`open`, make one with
+    :meth:`create` (only writing commands do)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, journal: Journal) -> None:
         self.root = root
+        self.journal = journal
+        catalog.install(journal.connection())
+        self.read = Reader(self)
+
+    @classmethod
+    def open(cls, root: Path) -> Store:
+        """The store at ``root``; :class:`NoStore` when there is none (nothing is created)."""
+        if not (root / JOURNAL).is_file():
+            raise NoStore(f"no store at {root}")
+        return cls(root, Journal(root / JOURNAL))
+
+    @classmethod
+    def create(cls, root: Path, purpose: str = "") -> Store:
+        """The store at ``root``, made if there is none (``purpose``: e.g. ``demo``)."""
+        fresh = not (root / JOURNAL).is_file()
         root.mkdir(parents=True, exist_ok=True)
-        self.journal = Journal(root / "journal.sqlite")
+        store = cls(root, Journal(root / JOURNAL))
+        checkpoint.create_keys(root)
+        if fresh or not (root / MARKER).exists():
+            publish_text(root / MARKER, json.dumps({
+                "format": FORMAT, "schema_version": SCHEMA_VERSION, "purpose": purpose,
+                "created_at": datetime.now(UTC).isoformat(timespec="seconds")}, indent=2))
+        return store
 
-    # -- writing Parquet --------------------------------------------------------------------
-    def append(self, coups: pl.DataFrame, shoes: pl.DataFrame | None,
-               metadata: dict[str, Any], name: str | None = None,
-               starts: np.ndarray | None = None) -> list[Path]:
-        """Write canonical rows into date partitions; one new part file per date and table.
+    @property
+    def purpose(self) -> str:
+        try:
+            return str(json.loads((self.root / MARKER).read_text()).get("purpose", ""))
+        except (OSError, ValueError):
+            return ""
 
-        ``name`` (a stable stem) makes the write idempotent: writing the same stem again
-        replaces those files instead of adding rows. ``starts``: the coups' shoe runs when
-        the caller knows each shoe to be one run (:func:`roads.schema.shoe_runs`).
-        """
-        stem = _safe(name) if name else uuid.uuid4().hex
-        written = []
+    # -- writing ----------------------------------------------------------------------------
+    @contextmanager
+    def bulk_lock(self) -> Iterator[None]:
+        """One bulk writer at a time (ingest, engine runs, compaction, purge): each sweeps
+        the leftovers of its kind, which must not be another run's files in flight."""
+        path = self.root / ".bulk.lock"
+        with path.open("w") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+    def write_parts(self, parts: Sequence[Part], source: str) -> list[Written]:
+        """Write part files side by side (each whole or absent); nothing is journaled yet."""
+        def one(part: Part) -> Written:
+            meta = provenance(table=part.table, source=source, **part.metadata)
+            frame = conform(part.frame, part.table)
+            digest = table_digest(frame, part.table)
+            sha, size = _write(self.root / part.path, frame, meta)
+            faults.point("store:part-written")
+            shoes = tuple((str(t), str(s)) for t, s in frame.select(*SHOE_KEY).unique(
+                maintain_order=True).iter_rows()) if part.table == "coups" else ()
+            return Written(FileEntry(part.path, part.table, sha, size, frame.height, digest,
+                                     part.day, source), shoes)
+        if len(parts) == 1:
+            return [one(parts[0])]
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            return list(pool.map(one, parts))
+
+    def commit(self, kind: str, written: Sequence[Written], payload: dict[str, Any],
+               actor: str | None, table_id: str = SYSTEM, shoe_id: str | None = None,
+               removed: Sequence[str] = (), kept_since: str | None = None,
+               sign: bool = True) -> Event:
+        """Journal written files (and removed ones) in one event; the catalogue changes in
+        the same transaction, so readers see all of it or none of it."""
+        entries = [w.entry if kept_since is None else
+                   FileEntry(**{**w.entry.to_json(), "kept_since": kept_since})
+                   for w in written]
+        body = {**payload, "files": [e.to_json() for e in entries],
+                **({"removed": list(removed)} if removed else {})}
+        with self.journal.transaction() as tx:
+            event = tx.append(kind, table_id, shoe_id, body, actor)
+            catalog.record(tx.db, event.seq, event.at, entries,
+                           {w.entry.path: w.shoes for w in written}, removed)
+        faults.point("store:committed")
+        if sign:
+            self.checkpoint()
+        return event
+
+    def checkpoint(self) -> checkpoint.Checkpoint:
+        return checkpoint.write(self.root, self.journal)
+
+    def parts_by_day(self, coups: pl.DataFrame, shoes: pl.DataFrame | None, kind: str,
+                     ids: Sequence[str], metadata: dict[str, Any],
+                     starts: np.ndarray | None = None) -> list[Part]:
+        """Canonical rows split into one part per day and table; names from ``ids``.
+
+        A shoe is filed under the day its first coup was dealt (a shoe past midnight stays
+        in one file); shoe rows take the day of their coups, or their own start.
+        ``starts``: the coups' shoe runs when the caller knows each shoe to be one run."""
         coups = conform(coups, "coups")
-        # A shoe is filed under the day its first coup was dealt (a shoe past midnight stays
-        # in one file); shoes take the day of their coups, or their own start.
         row_days, shoe_days = _shoe_days(coups, starts)
-        jobs = []
+        meta = {k: str(v) for k, v in metadata.items() if v is not None}
+        out = []
         for table, frame in (("coups", coups),
                              ("shoes", conform(shoes, "shoes") if shoes is not None else None)):
             if frame is None or frame.is_empty():
@@ -83,169 +196,210 @@ class Store:
             if table == "coups":
                 dated = frame.with_columns(row_days)
             else:
-                dated = frame.join(shoe_days, on=["table_id", "shoe_id"], how="left",
+                dated = frame.join(shoe_days, on=list(SHOE_KEY), how="left",
                                    maintain_order="left").with_columns(
                     pl.coalesce("day", pl.col("started_at").dt.date()).alias("day"))
-            meta = provenance(table=table, **metadata)
-            for (d,), part in dated.partition_by("day", maintain_order=True, include_key=False,
+            for (d,), rows in dated.partition_by("day", maintain_order=True, include_key=False,
                                                  as_dict=True).items():
                 label = d.isoformat() if isinstance(d, date) else UNDATED
-                path = self.root / table / f"date={label}" / f"part-{stem}.parquet"
-                jobs.append((path, part, meta))
-                written.append(path)
-        # One file per day and table; the writes (and their fsyncs) run side by side.
-        with ThreadPoolExecutor(max_workers=8) as pool:
-            list(pool.map(lambda job: _write(*job), jobs))
-        return written
+                out.append(Part(table, label, part_name(kind, *ids, label), rows, meta))
+        return out
 
     # -- sealing live shoes -----------------------------------------------------------------
-    def shoe_frames(self, events: list[Event]) -> tuple[pl.DataFrame, pl.DataFrame]:
-        """Canonical coups (as entered) and the shoe row of one journaled shoe."""
-        opened = next(e for e in events if e.kind == "shoe_opened")
-        entered = [e for e in events if e.kind == "coup_entered"]
-        rows = [{
-            "table_id": e.table_id, "shoe_id": e.shoe_id, "coup": e.payload["coup"],
-            "outcome": e.payload["outcome"], "player_cards": e.payload.get("player_cards"),
-            "banker_cards": e.payload.get("banker_cards"),
-            "player_total": e.payload.get("player_total"),
-            "banker_total": e.payload.get("banker_total"), "natural": e.payload.get("natural"),
-            "player_pair": e.payload.get("player_pair"),
-            "banker_pair": e.payload.get("banker_pair"),
-            "dealt_at": _parse_time(e.payload.get("dealt_at")), "source": "live",
-        } for e in entered]
-        coups = conform(pl.DataFrame(rows, schema_overrides={
-            "dealt_at": pl.Datetime("us", "UTC"), "player_cards": pl.List(pl.String),
-            "banker_cards": pl.List(pl.String)}, infer_schema_length=None)
-            if rows else pl.DataFrame(schema=COUPS), "coups")
-        rules = get_rules(opened.payload["rules"])
-        cards = [len(r["player_cards"]) + len(r["banker_cards"]) for r in rows
-                 if r["player_cards"] is not None]
-        times = [r["dealt_at"] for r in rows if r["dealt_at"] is not None]
-        shoe = conform(pl.DataFrame([{
-            "table_id": opened.table_id, "shoe_id": opened.shoe_id, "rules": rules.name,
-            "decks": rules.decks, "burn_cards": opened.payload.get("burn_cards"),
-            "cut_card_index": opened.payload.get("cut_card_index"), "coups": len(rows),
-            "cards_dealt": sum(cards) if len(cards) == len(rows) and rows else None,
-            "started_at": min(times) if times else _parse_time(opened.at),
-            "ended_at": max(times) if times else None, "seed": None, "source": "live",
-        }], schema_overrides={"burn_cards": pl.List(pl.String),
-                              "started_at": pl.Datetime("us", "UTC"),
-                              "ended_at": pl.Datetime("us", "UTC")}), "shoes")
-        return coups, shoe
+    def seal(self, table_id: str, shoe_id: str, actor: str | None = None) -> Event:
+        """Write a closed shoe's coups and shoe row to Parquet and journal them.
 
-    def seal(self, table_id: str, shoe_id: str) -> list[Path]:
-        """Write a closed shoe's coups and shoe row to Parquet; journal that it was sealed.
-
-        The part name derives from the table and shoe, so sealing again (after a crash
-        between the write and the journal entry) replaces the files instead of duplicating.
-        """
+        The part name derives from the table and shoe, so sealing again after a crash
+        between the write and the journal entry replaces the files; a shoe already sealed
+        is left as it is (its seal event is returned)."""
         events = self.journal.events(table_id, shoe_id)
-        if not any(e.kind == "shoe_closed" for e in events):
-            raise ValueError(f"shoe {shoe_id} at table {table_id} is not closed")
-        coups, shoe = self.shoe_frames(events)
-        paths = self.append(coups, shoe, {"source": "live"}, name=f"live-{table_id}-{shoe_id}")
-        self.journal.append("shoe_sealed", table_id, shoe_id,
-                            {"files": [str(p.relative_to(self.root)) for p in paths]})
-        return paths
+        sealed = next((e for e in events if e.kind == "shoe_sealed"), None)
+        if sealed is not None:
+            return sealed
+        opened = next((e for e in events if e.kind == "shoe_opened"), None)
+        if opened is None or not any(e.kind == "shoe_closed" for e in events):
+            raise StoreError(f"shoe {shoe_id} at table {table_id} is not closed")
+        coups, shoe = shoe_frames(events)
+        day = datetime.fromisoformat(opened.at).astimezone(UTC).date().isoformat()
+        name = part_name("live", table_id, shoe_id)
+        source = str(opened.payload.get("source", "live"))
+        written = self.write_parts([Part("coups", day, name, coups, {"rules": opened.payload[
+            "rules"]}), Part("shoes", day, name, shoe, {"rules": opened.payload["rules"]})],
+            source)
+        faults.point("seal:files-written")
+        return self.commit("shoe_sealed", written, {"coups": coups.height}, actor, table_id,
+                           shoe_id)
+
+    def unsealed_closed(self) -> list[tuple[str, str]]:
+        """Closed shoes whose seal did not complete (e.g. after a crash)."""
+        db = self.journal.connection()
+        rows = db.execute(
+            "SELECT DISTINCT table_id, shoe_id FROM events e WHERE kind = 'shoe_closed' "
+            "AND NOT EXISTS (SELECT 1 FROM events s WHERE s.kind = 'shoe_sealed' "
+            "AND s.table_id = e.table_id AND s.shoe_id = e.shoe_id) ORDER BY seq").fetchall()
+        return [(r[0], r[1]) for r in rows]
 
     def seal_pending(self) -> list[tuple[str, str]]:
-        """Seal every closed shoe whose seal did not complete (e.g. after a crash)."""
-        closed: dict[tuple[str, str], bool] = {}
-        for e in self.journal.events():
-            if e.shoe_id is None:
-                continue
-            if e.kind == "shoe_closed":
-                closed[(e.table_id, e.shoe_id)] = False
-            elif e.kind == "shoe_sealed":
-                closed[(e.table_id, e.shoe_id)] = True
-        pending = [key for key, sealed in closed.items() if not sealed]
+        """Seal every closed shoe whose seal did not complete."""
+        pending = self.unsealed_closed()
         for table_id, shoe_id in pending:
-            self.seal(table_id, shoe_id)
+            self.seal(table_id, shoe_id, "system")
         return pending
 
-    def unsealed_coups(self, events: list[Event]) -> list[pl.DataFrame]:
-        """Coups (as entered) of every journaled shoe not yet sealed into Parquet."""
-        sealed = {(e.table_id, e.shoe_id) for e in events if e.kind == "shoe_sealed"}
-        by_shoe: dict[tuple[str, str], list[Event]] = {}
-        for e in events:
-            if e.shoe_id is not None and (e.table_id, e.shoe_id) not in sealed:
-                by_shoe.setdefault((e.table_id, e.shoe_id), []).append(e)
-        return [self.shoe_frames(shoe_events)[0] for shoe_events in by_shoe.values()
-                if any(e.kind == "shoe_opened" for e in shoe_events)]
-
-    # -- the one read API -------------------------------------------------------------------
-    def read_coups(self, table_id: str | None = None, shoe_id: str | None = None,
-                   originals: bool = False) -> pl.DataFrame:
-        """A table's (or shoe's) coups from Parquet and the journal alike, in coup order.
-
-        Corrections from the journal are applied (voided coups removed, amended coups
-        replaced) unless ``originals`` is set.
-        """
-        lazy = scan(self.root, "coups")
-        if table_id is not None:
-            lazy = lazy.filter(pl.col("table_id") == table_id)
-        if shoe_id is not None:
-            lazy = lazy.filter(pl.col("shoe_id") == shoe_id)
-        events = self.journal.events(table_id, shoe_id)
-        coups = pl.concat([lazy.collect(), *self.unsealed_coups(events)])
-        if not originals:
-            coups = apply_corrections(coups, events)
-        return coups.sort("table_id", "shoe_id", "coup")
-
-    def read_shoes(self) -> pl.DataFrame:
-        return scan(self.root, "shoes").collect()
-
     # -- maintenance ------------------------------------------------------------------------
-    def info(self) -> dict[str, Any]:
-        """Partitions, files, rows and bytes per table; the journal's head and chain state."""
-        result: dict[str, Any] = {"root": str(self.root)}
-        for table in ("coups", "shoes"):
-            parts = sorted((self.root / table).glob("date=*"))
-            files = [f for p in parts for f in live_parts(p)]
-            flat = live_parts(self.root / table)
-            files += flat
-            rows = scan(self.root, table).select(pl.len()).collect().item() if files else 0
-            result[table] = {"partitions": len(parts), "files": len(files), "rows": rows,
-                             "bytes": sum(f.stat().st_size for f in files)}
-        seq, head = self.journal.head()
-        check = self.journal.verify()
-        result["journal"] = {"events": seq, "head": head, "chain_ok": check.ok,
-                             "problem": check.reason}
-        return result
+    def sweep(self, kinds: Sequence[str]) -> list[str]:
+        """Remove leftovers of interrupted bulk writes (call under :meth:`bulk_lock`): part
+        files of ``kinds`` that no committed event names, files a committed compaction or
+        purge removed but a crash left behind, and hidden temporaries of those kinds."""
+        db = self.journal.connection()
+        listed = {r[0] for r in db.execute("SELECT path FROM catalog").fetchall()}
+        removed_before = {p for e in self.journal.of_kinds(("store_compacted", "data_purged"))
+                          for p in e.payload.get("removed", ())}
+        gone = []
+        for rel in data_files(self.root):
+            name = rel.rsplit("/", 1)[-1]
+            ours = any(name.startswith(f"part-{k}-") for k in kinds)
+            if rel not in listed and (ours or rel in removed_before):
+                (self.root / rel).unlink(missing_ok=True)
+                gone.append(rel)
+        for rel in temporary_files(self.root):
+            name, top = rel.rsplit("/", 1)[-1], rel.split("/", 1)[0]
+            if any(f"-part-{k}-" in name for k in kinds) or (
+                    "import" in kinds and top in ("flags", "quarantine", "ingest")):
+                (self.root / rel).unlink(missing_ok=True)
+                gone.append(rel)
+        return gone
 
-    def compact(self, before: date | None = None) -> dict[str, int]:
+    def compact(self, before: date | None = None, actor: str = "system") -> dict[str, int]:
         """Merge each closed day's part files (days before ``before``, default today UTC).
 
-        Crash-safe: the merged file is written hidden, a ``_compaction.json`` names it and
-        the parts it replaces, then it is published and the old parts removed; readers skip
-        replaced parts while that note exists, and the next compaction finishes an
-        interrupted one.
-        """
+        Each old file is checked against its journaled SHA-256 first (a compaction never
+        launders an altered file); the merged file and the removal of the old ones are one
+        journal event, and the old files are deleted only after it commits."""
         before = before or datetime.now(UTC).date()
-        merged = removed = 0
+        merged = replaced = 0
+        with self.bulk_lock():
+            self.sweep(("compact",))
+            db = self.journal.connection()
+            for table in ("coups", "shoes"):
+                by_day: dict[str, list[FileEntry]] = {}
+                for entry in catalog.files(db, table):
+                    if entry.day != UNDATED and date.fromisoformat(entry.day) < before:
+                        by_day.setdefault(entry.day, []).append(entry)
+                for day, entries in sorted(by_day.items()):
+                    if len(entries) < 2:
+                        continue
+                    self._merge(table, day, entries, actor)
+                    merged += 1
+                    replaced += len(entries)
+        return {"partitions_compacted": merged, "files_replaced": replaced}
+
+    def _merge(self, table: str, day: str, entries: list[FileEntry], actor: str) -> None:
+        for entry in entries:
+            found = _sha256(self.root / entry.path)
+            if found != entry.sha256:
+                raise StoreError(f"{entry.path} does not match its journaled SHA-256; "
+                                 "not compacting it (see `roads store verify`)")
+        frame = pl.concat([conform(pl.read_parquet(self.root / e.path), table)
+                           for e in entries])
+        keys = ["table_id", "shoe_id", *(["coup"] if table == "coups" else [])]
+        sources = sorted({e.source for e in entries})
+        part = Part(table, day, part_name("compact", table, day, uuid.uuid4().hex[:12]),
+                    frame.sort(keys), {"compacted_from": str(len(entries))})
+        written = self.write_parts([part], sources[0] if len(sources) == 1 else "mixed")
+        faults.point("compact:merged-written")
+        kept = max(e.kept_since for e in entries)
+        self.commit("store_compacted", written, {"day": day, "table": table}, actor,
+                    removed=[e.path for e in entries], kept_since=kept)
+        faults.point("compact:committed")
+        for entry in entries:
+            (self.root / entry.path).unlink(missing_ok=True)
+
+    def purge(self, before: date, keep_since: datetime, actor: str,
+              profile: str) -> list[str]:
+        """Delete the day partitions older than ``before``; refuse when any file there
+        holds data the journal received after ``keep_since`` (inside the retention period,
+        whatever its coups' own dates say)."""
+        with self.bulk_lock():
+            self.sweep(())
+            db = self.journal.connection()
+            doomed = [e for e in catalog.files(db)
+                      if e.day != UNDATED and date.fromisoformat(e.day) < before]
+            young = [e for e in doomed
+                     if datetime.fromisoformat(e.kept_since).astimezone(UTC) > keep_since]
+            if young:
+                raise InputError(
+                    f"refused: {young[0].path} holds data journaled on "
+                    f"{young[0].kept_since[:10]}, inside the {profile} retention period "
+                    f"(data journaled after {keep_since.date().isoformat()} must be kept)")
+            if not doomed:
+                return []
+            partitions = sorted({e.path.rsplit("/", 1)[0] for e in doomed})
+            self.commit("data_purged", [], {"before": before.isoformat(), "profile": profile,
+                                            "partitions": partitions}, actor,
+                        removed=[e.path for e in doomed])
+            faults.point("purge:committed")
+            for entry in doomed:
+                (self.root / entry.path).unlink(missing_ok=True)
+            for rel in partitions:
+                directory = self.root / rel
+                if directory.is_dir() and not any(directory.iterdir()):
+                    directory.rmdir()
+            return partitions
+
+    # -- information ------------------------------------------------------------------------
+    def info(self) -> dict[str, Any]:
+        """Files, rows and bytes per table from the catalogue; the journal's head and chain;
+        the cheap checks (every catalogued file present at its size, nothing else stored,
+        no temporaries left, the checkpoints hold)."""
+        from roads.store.verify import cheap_problems
+
+        db = self.journal.connection()
+        result: dict[str, Any] = {"root": str(self.root), "purpose": self.purpose}
         for table in ("coups", "shoes"):
-            for partition in sorted((self.root / table).glob("date=*")):
-                label = partition.name.removeprefix("date=")
-                _finish_compaction(partition)
-                if label == UNDATED or date.fromisoformat(label) >= before:
-                    continue
-                parts = live_parts(partition)
-                if len(parts) < 2:
-                    continue
-                frame = pl.read_parquet(parts, schema=pl.Schema(COUPS if table == "coups"
-                                                               else SHOES))
-                keys = ["table_id", "shoe_id", *(["coup"] if table == "coups" else [])]
-                name = f"part-compact-{uuid.uuid4().hex}.parquet"
-                hidden = partition / f".pending-{name}"
-                meta = {**file_metadata(parts[0]), "roads.compacted_from": str(len(parts))}
-                with AtomicParquetWriter(hidden, table, meta) as writer:
-                    writer.write(frame.sort(keys).to_arrow())
-                publish_text(partition / "_compaction.json",
-                             json.dumps({"new": name, "old": [p.name for p in parts]}))
-                _finish_compaction(partition)
-                merged += 1
-                removed += len(parts)
-        return {"partitions_compacted": merged, "files_replaced": removed}
+            entries = catalog.files(db, table)
+            result[table] = {"partitions": len({e.day for e in entries}),
+                             "files": len(entries), "rows": sum(e.rows for e in entries),
+                             "bytes": sum(e.bytes for e in entries)}
+        seq, head = self.journal.head()
+        chain = self.journal.verify()
+        result["journal"] = {"events": seq, "head": head, "chain_ok": chain.ok,
+                             "problem": chain.reason}
+        result["problems"] = cheap_problems(self)
+        return result
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _write(path: Path, frame: pl.DataFrame, meta: dict[str, str]) -> tuple[str, int]:
+    """One part file, published atomically; returns its SHA-256 and size. polars' writer
+    encodes the columns in parallel (half the time of a pyarrow writer here) and keeps the
+    Enum types; the bytes are hashed in memory before they are written, so the file is
+    never read back."""
+    buffer = io.BytesIO()
+    frame.write_parquet(buffer, compression=COMPRESSION, compression_level=COMPRESSION_LEVEL,
+                        statistics=True, metadata=meta)
+    data = buffer.getbuffer()
+    sha = hashlib.sha256(data).hexdigest()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = temporary_name(path)
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+        fsync_dir(path.parent)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return sha, len(data)
 
 
 def _shoe_days(coups: pl.DataFrame, starts: np.ndarray | None = None
@@ -254,7 +408,7 @@ def _shoe_days(coups: pl.DataFrame, starts: np.ndarray | None = None
 
     Rows usually come shoe by shoe: then each run of rows is one shoe and its earliest time
     is a reduction over the run (no hashing). ``starts``: the runs, if the caller knows."""
-    keys = ["table_id", "shoe_id"]
+    keys = list(SHOE_KEY)
     if starts is None:
         starts = shoe_runs(coups) if coups.height else None
     times = coups["dealt_at"]
@@ -269,60 +423,3 @@ def _shoe_days(coups: pl.DataFrame, starts: np.ndarray | None = None
     runs = np.diff(np.r_[first, len(starts)])
     return (pl.Series("day", np.repeat(earliest.to_numpy(), runs), dtype=pl.Date),
             shoes.with_columns(earliest))
-
-
-def _write(path: Path, frame: pl.DataFrame, meta: dict[str, str]) -> None:
-    """One part file of an already conformed ``frame``, published atomically. polars'
-    writer encodes the columns in parallel (half the time of a pyarrow writer here) and
-    keeps the Enum types; the provenance goes into the key/value metadata as with every
-    other writer."""
-    publish(path, lambda tmp: frame.write_parquet(
-        tmp, compression=COMPRESSION, compression_level=COMPRESSION_LEVEL, statistics=True,
-        metadata=meta))
-
-
-def _finish_compaction(partition: Path) -> None:
-    """Complete an interrupted compaction: publish the merged file, drop the old parts."""
-    note = partition / "_compaction.json"
-    if not note.exists():
-        return
-    plan = json.loads(note.read_text())
-    hidden = partition / f".pending-{plan['new']}"
-    if hidden.exists():
-        os.replace(hidden, partition / plan["new"])
-    if (partition / plan["new"]).exists():
-        for old in plan["old"]:
-            (partition / old).unlink(missing_ok=True)
-    note.unlink()
-
-
-def apply_corrections(coups: pl.DataFrame, events: list[Event]) -> pl.DataFrame:
-    """Apply journaled voids and amendments, in journal order (the only place that does)."""
-    corrections = [e for e in events if e.kind in ("coup_voided", "coup_amended")]
-    if not corrections:
-        return coups
-    keys = pl.DataFrame(
-        [{"table_id": e.table_id, "shoe_id": e.shoe_id, "coup": e.payload["coup"]}
-         for e in corrections], schema={"table_id": pl.String, "shoe_id": pl.String,
-                                        "coup": pl.Int32}).unique()
-    on = ["table_id", "shoe_id", "coup"]
-    untouched = coups.join(keys, on=on, how="anti")
-    touched = coups.join(keys, on=on, how="semi")
-    rows = {(r["table_id"], r["shoe_id"], r["coup"]): r for r in touched.to_dicts()}
-    for e in corrections:
-        key = (e.table_id, e.shoe_id, e.payload["coup"])
-        if e.kind == "coup_voided":
-            rows.pop(key, None)
-        elif key in rows:
-            new = dict(e.payload["new"])
-            new["dealt_at"] = rows[key]["dealt_at"]  # a correction does not move the coup
-            rows[key] = {**rows[key], **new}
-    if not rows:
-        return untouched
-    fixed = conform(pl.DataFrame(
-        [{**r, "outcome": str(r["outcome"]), "source": str(r["source"])} for r in rows.values()],
-        schema_overrides={"player_cards": pl.List(pl.String),
-                          "banker_cards": pl.List(pl.String),
-                          "dealt_at": pl.Datetime("us", "UTC")},
-        infer_schema_length=None), "coups")
-    return pl.concat([untouched, fixed])

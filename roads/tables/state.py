@@ -1,9 +1,9 @@
-"""A live table's state, read from the journal: what every screen and the API show.
+"""The read models of live tables: what every screen, the operator page and the API show.
 
-One function builds it from the journal alone (no Parquet scan), with corrections applied by
-:func:`~roads.store.store.apply_corrections` (the one place that applies them), so a screen,
-the API and an export agree coup for coup. ``seq`` — the table's newest journal sequence
-number — versions the state: screens never draw an older state over a newer one.
+A table's state is built from its journal events alone (indexed queries on one table), its
+open shoe's coups converted and corrected by the store (the same functions its read port
+uses), so a screen, the API and an export agree coup for coup. ``seq`` — the table's newest
+journal sequence number — versions the state: screens never draw an older state over a newer.
 """
 
 from __future__ import annotations
@@ -13,8 +13,7 @@ from typing import Any, Literal
 
 import polars as pl
 
-from roads.store.journal import Event, Journal
-from roads.store.store import Store, apply_corrections
+from roads.store import Event, Journal, apply_corrections, shoe_frames
 
 TableStatus = Literal["idle", "open", "between_shoes", "closed"]
 
@@ -33,6 +32,7 @@ class TableState:
     coups: list[dict[str, Any]] = field(default_factory=list)
     pending_corrections: list[dict[str, Any]] = field(default_factory=list)
     opened_at: str | None = None
+    source: str = "live"
 
     def summary(self) -> dict[str, Any]:
         """The ``GET /api/tables`` entry."""
@@ -43,25 +43,20 @@ class TableState:
                 "seq": self.seq}
 
 
-def live_frames(store: Store, table_id: str, shoe_id: str
-                ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """A journaled shoe's canonical coups (corrections applied) and shoe row."""
-    events = store.journal.events(table_id, shoe_id)
-    coups, shoe = store.shoe_frames(events)
-    return apply_corrections(coups, events).sort("coup"), shoe
+def corrected_coups(events: list[Event]) -> pl.DataFrame:
+    """A journaled shoe's canonical coups with its corrections applied, in coup order."""
+    coups, _ = shoe_frames(events)
+    return apply_corrections(coups, events).sort("coup")
 
 
-def _rows(coups: pl.DataFrame) -> list[dict[str, Any]]:
+def coup_rows(coups: pl.DataFrame) -> list[dict[str, Any]]:
     return coups.with_columns(pl.col("outcome").cast(pl.String),
-                              pl.col("source").cast(pl.String)).to_dicts()
+                              pl.col("source").cast(pl.String),
+                              pl.col("entry").cast(pl.String)).to_dicts()
 
 
-def _coup_rows(store: Store, events: list[Event]) -> list[dict[str, Any]]:
-    coups, _ = store.shoe_frames(events)
-    return _rows(apply_corrections(coups, events).sort("coup"))
-
-
-def _pending(events: list[Event]) -> list[dict[str, Any]]:
+def pending(events: list[Event]) -> list[dict[str, Any]]:
+    """Correction requests of a shoe still waiting for a decision."""
     decided = {e.payload.get("request") for e in events
                if e.kind in ("coup_voided", "coup_amended", "correction_rejected")}
     return [{"request": e.seq, "coup": e.payload["coup"], "action": e.payload["action"],
@@ -70,9 +65,8 @@ def _pending(events: list[Event]) -> list[dict[str, Any]]:
             if e.kind == "correction_requested" and e.seq not in decided]
 
 
-def table_state(store: Store, table_id: str) -> TableState:
-    """The table's state from its journal events (cheap: indexed queries on one table)."""
-    journal: Journal = store.journal
+def table_state(journal: Journal, table_id: str) -> TableState:
+    """The table's state from its journal events."""
     seq = journal.table_head(table_id)
     last = journal.last(table_id, ("shoe_opened", "shoe_closed", "table_closed"))
     if last is None:
@@ -86,13 +80,5 @@ def table_state(store: Store, table_id: str) -> TableState:
     events = journal.events(table_id, last.shoe_id)
     return TableState(table_id, "open", seq, shoe_id=last.shoe_id, shoe_number=shoes,
                       rules=last.payload.get("rules"), burn_cards=last.payload.get("burn_cards"),
-                      coups=_coup_rows(store, events), pending_corrections=_pending(events),
-                      opened_at=last.at)
-
-
-def shoe_coups(store: Store, table_id: str, shoe_id: str) -> list[dict[str, Any]]:
-    """A shoe's coups with corrections applied, live or sealed (the history browser)."""
-    events = store.journal.events(table_id, shoe_id)
-    if events and not any(e.kind == "shoe_sealed" for e in events):
-        return _coup_rows(store, events)
-    return _rows(store.read_coups(table_id, shoe_id))
+                      coups=coup_rows(corrected_coups(events)), pending_corrections=pending(events),
+                      opened_at=last.at, source=str(last.payload.get("source", "live")))

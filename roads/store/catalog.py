@@ -1,0 +1,141 @@
+"""The catalogue: which stored files exist, as the journal says, and which shoes they hold.
+
+Every file the store publishes or removes is journaled (SHA-256, bytes, rows, content
+digest, day) in the same transaction that updates two derived tables beside the journal:
+``catalog`` (one row per live file) and ``catalog_shoes`` (which shoes each coups file
+holds). Readers list files only from here, so a file that no committed event names — the
+leftovers of a killed ingest, a file dropped in by hand — is never read, and a run becomes
+visible all at once when its one event commits. ``roads store verify`` rebuilds both tables
+from the journal and the files and compares.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from datetime import date
+from typing import Any
+
+from roads.store.journal import Event
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS catalog (
+    path TEXT PRIMARY KEY, tbl TEXT NOT NULL, sha256 TEXT NOT NULL, bytes INTEGER NOT NULL,
+    rows INTEGER NOT NULL, content TEXT NOT NULL, day TEXT NOT NULL, source TEXT NOT NULL,
+    seq INTEGER NOT NULL, kept_since TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS catalog_day ON catalog(tbl, day);
+CREATE TABLE IF NOT EXISTS catalog_shoes (
+    table_id TEXT NOT NULL, shoe_id TEXT NOT NULL, path TEXT NOT NULL,
+    PRIMARY KEY (table_id, shoe_id, path));
+CREATE INDEX IF NOT EXISTS catalog_shoes_path ON catalog_shoes(path);
+"""
+UNDATED = "undated"
+
+
+@dataclass(frozen=True, slots=True)
+class FileEntry:
+    """One stored file as journaled. ``kept_since``: the newest journal time of what it
+    holds (retention counts from there); ``day``: its date partition."""
+
+    path: str
+    table: str
+    sha256: str
+    bytes: int
+    rows: int
+    content: str
+    day: str
+    source: str
+    kept_since: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> FileEntry:
+        return cls(**{k: data[k] for k in cls.__slots__ if k in data})
+
+    @property
+    def day_date(self) -> date | None:
+        return None if self.day == UNDATED else date.fromisoformat(self.day)
+
+
+def install(db: sqlite3.Connection) -> None:
+    db.executescript(SCHEMA)
+
+
+def record(db: sqlite3.Connection, seq: int, at: str, added: Sequence[FileEntry],
+           shoes: dict[str, Iterable[tuple[str, str]]], removed: Sequence[str] = ()) -> None:
+    """Apply one file event to the derived tables (inside the event's transaction)."""
+    for path in removed:
+        db.execute("DELETE FROM catalog WHERE path = ?", (path,))
+        db.execute("DELETE FROM catalog_shoes WHERE path = ?", (path,))
+    for f in added:
+        db.execute("INSERT OR REPLACE INTO catalog VALUES (?,?,?,?,?,?,?,?,?,?)",
+                   (f.path, f.table, f.sha256, f.bytes, f.rows, f.content, f.day, f.source,
+                    seq, f.kept_since or at))
+        db.execute("DELETE FROM catalog_shoes WHERE path = ?", (f.path,))
+        db.executemany("INSERT OR IGNORE INTO catalog_shoes VALUES (?,?,?)",
+                       [(t, s, f.path) for t, s in shoes.get(f.path, ())])
+
+
+_COLUMNS = "path, tbl, sha256, bytes, rows, content, day, source, kept_since"
+
+
+def _entry(row: tuple[Any, ...]) -> FileEntry:
+    return FileEntry(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], row[8])
+
+
+def files(db: sqlite3.Connection, table: str | None = None) -> list[FileEntry]:
+    """Every live file (of one canonical table), in path order."""
+    sql = f"SELECT {_COLUMNS} FROM catalog"
+    args: tuple[Any, ...] = ()
+    if table is not None:
+        sql += " WHERE tbl = ?"
+        args = (table,)
+    return [_entry(r) for r in db.execute(sql + " ORDER BY path", args).fetchall()]
+
+
+def files_of_shoes(db: sqlite3.Connection, table_id: str | None,
+                   shoe_id: str | None) -> list[str]:
+    """The coups files holding a table's (or a shoe's) coups."""
+    sql, args = "SELECT DISTINCT path FROM catalog_shoes WHERE 1=1", []
+    if table_id is not None:
+        sql += " AND table_id = ?"
+        args.append(table_id)
+    if shoe_id is not None:
+        sql += " AND shoe_id = ?"
+        args.append(shoe_id)
+    return [r[0] for r in db.execute(sql + " ORDER BY path", args).fetchall()]
+
+
+def stored_shoes(db: sqlite3.Connection) -> set[tuple[str, str]]:
+    return {(r[0], r[1]) for r in db.execute(
+        "SELECT DISTINCT table_id, shoe_id FROM catalog_shoes").fetchall()}
+
+
+def shoes_of(db: sqlite3.Connection, paths: Sequence[str]) -> dict[str, set[tuple[str, str]]]:
+    out: dict[str, set[tuple[str, str]]] = {p: set() for p in paths}
+    for path in paths:
+        for t, s in db.execute("SELECT table_id, shoe_id FROM catalog_shoes WHERE path = ?",
+                               (path,)).fetchall():
+            out[path].add((t, s))
+    return out
+
+
+def is_stored(db: sqlite3.Connection, table_id: str, shoe_id: str) -> bool:
+    return db.execute("SELECT 1 FROM catalog_shoes WHERE table_id = ? AND shoe_id = ? LIMIT 1",
+                      (table_id, shoe_id)).fetchone() is not None
+
+
+def replay(events: Iterable[Event]) -> dict[str, FileEntry]:
+    """The live files as the journal's file events say, from scratch (for verification)."""
+    live: dict[str, FileEntry] = {}
+    for e in events:
+        for path in e.payload.get("removed", ()):
+            live.pop(path if isinstance(path, str) else path["path"], None)
+        for item in e.payload.get("files", ()):
+            entry = FileEntry.from_json(item)
+            live[entry.path] = FileEntry(**{**entry.to_json(),
+                                            "kept_since": entry.kept_since or e.at})
+    return live

@@ -1,0 +1,147 @@
+"""Signed checkpoints of the journal's head, kept outside the database.
+
+The hash chain shows that no event *inside* the journal was altered, but whoever can write
+the database could cut its tail, or edit an event and re-chain every later hash. So at every
+seal, ingest run, compaction, purge and export the store appends the head (sequence and
+hash) to ``checkpoints/checkpoints.jsonl``, signed with the store's Ed25519 key, and every
+export bundle carries a copy. A journal that no longer holds a checkpointed (sequence, hash)
+was truncated or re-chained before that point. What this cannot stop — an attacker with write
+access to the whole store re-signing forged checkpoints with the key beside it — is closed by
+shipping the checkpoints (or the public key's fingerprint and the latest line) off the
+machine: ``docs/compliance.md``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from roads.files import fsync_dir, publish
+from roads.store.journal import Journal, now_utc
+
+DIRECTORY = "checkpoints"
+FILE = "checkpoints.jsonl"
+PRIVATE = "keys/store-ed25519.pem"
+PUBLIC = "keys/store-ed25519.pub"
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    seq: int
+    hash: str
+    at: str
+    key: str  # SHA-256 fingerprint of the signing public key (PEM bytes)
+    signature: str
+
+    def message(self) -> bytes:
+        return signed_message(self.seq, self.hash, self.at)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"seq": self.seq, "hash": self.hash, "at": self.at, "key": self.key,
+                "signature": self.signature}
+
+
+def signed_message(seq: int, head: str, at: str) -> bytes:
+    return f"roads-checkpoint-1\n{seq}\n{head}\n{at}\n".encode()
+
+
+def fingerprint(public_pem: bytes) -> str:
+    return hashlib.sha256(public_pem).hexdigest()
+
+
+def create_keys(root: Path) -> None:
+    """The store's signing key pair (the private key readable by its owner only)."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    private, public = root / PRIVATE, root / PUBLIC
+    if private.exists():
+        return
+    private.parent.mkdir(parents=True, exist_ok=True)
+    key = Ed25519PrivateKey.generate()
+    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                            serialization.NoEncryption())
+    publish(private, lambda tmp: (tmp.write_bytes(pem), tmp.chmod(0o600)))
+    publish(public, lambda tmp: tmp.write_bytes(key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)))
+
+
+def _private_key(root: Path) -> Any:
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+    return load_pem_private_key((root / PRIVATE).read_bytes(), password=None)
+
+
+def write(root: Path, journal: Journal) -> Checkpoint:
+    """Sign the journal's current head and append it (durably) to the checkpoint file."""
+    seq, head = journal.head()
+    at = now_utc()
+    public = (root / PUBLIC).read_bytes()
+    signature = _private_key(root).sign(signed_message(seq, head, at)).hex()
+    point = Checkpoint(seq, head, at, fingerprint(public), signature)
+    path = root / DIRECTORY / FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fresh = not path.exists()
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps(point.to_json(), sort_keys=True) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    if fresh:
+        fsync_dir(path.parent)
+    return point
+
+
+def read(path: Path) -> list[Checkpoint]:
+    """Checkpoints of a file; a line that does not parse raises ValueError naming it."""
+    if not path.exists():
+        return []
+    out = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+            out.append(Checkpoint(int(data["seq"]), str(data["hash"]), str(data["at"]),
+                                  str(data["key"]), str(data["signature"])))
+        except (ValueError, KeyError, TypeError):
+            raise ValueError(f"{path.name} line {number} is not a checkpoint") from None
+    return out
+
+
+def check(points: list[Checkpoint], public_pem: bytes, head_of: Any,
+          last_seq: int) -> str | None:
+    """The first problem with ``points`` against a journal, else None.
+
+    ``head_of(seq)`` returns the journal's hash at ``seq`` (None when it has no such event);
+    ``last_seq`` is the journal's newest sequence number.
+    """
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+    from cryptography.hazmat.primitives.serialization import load_pem_public_key
+
+    key = load_pem_public_key(public_pem)
+    if not isinstance(key, Ed25519PublicKey):
+        return "the checkpoint key is not an Ed25519 public key"
+    mine = fingerprint(public_pem)
+    previous = 0
+    for n, point in enumerate(points, start=1):
+        if point.key != mine:
+            return f"checkpoint {n} (event {point.seq}) was signed with another key"
+        try:
+            key.verify(bytes.fromhex(point.signature), point.message())
+        except (InvalidSignature, ValueError):
+            return f"checkpoint {n} (event {point.seq}) has an invalid signature"
+        if point.seq < previous:
+            return f"checkpoint {n} goes back to event {point.seq} after event {previous}"
+        previous = point.seq
+        if point.seq > last_seq:
+            return (f"the journal ends at event {last_seq}, but checkpoint {n} was signed at "
+                    f"event {point.seq}: the journal's tail was cut")
+        if point.seq and head_of(point.seq) != point.hash:
+            return (f"event {point.seq} is not the event checkpoint {n} signed: the journal "
+                    "was altered and re-chained")
+    return None

@@ -1,0 +1,75 @@
+"""Journaled corrections applied to stored coups: the only place that applies them.
+
+Sealed and imported files hold coups as they were entered; a void or an amendment is an
+event in the journal. Every reader gets coups through the store's read port, which applies
+them here, so the screen, the statistics and the compliance report show the same coups.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import polars as pl
+
+from roads.schema import COUP_KEY, COUPS, conform
+from roads.store.journal import Event
+
+CORRECTION_KINDS = ("coup_voided", "coup_amended")
+#: The column a *marked* read adds: null, ``amended`` or ``voided``.
+MARK = "correction"
+
+
+def corrections(events: Iterable[Event]) -> list[Event]:
+    return [e for e in events if e.kind in CORRECTION_KINDS]
+
+
+def touched_shoes(events: Iterable[Event]) -> set[tuple[str, str]]:
+    return {(e.table_id, e.shoe_id or "") for e in corrections(events)}
+
+
+def apply_corrections(coups: pl.DataFrame, events: Iterable[Event],
+                      marked: bool = False) -> pl.DataFrame:
+    """Apply voids and amendments in journal order.
+
+    ``marked``: keep voided coups and add the :data:`MARK` column (what an export lists),
+    instead of dropping them."""
+    fixes = corrections(events)
+    if marked:
+        coups = coups.with_columns(pl.lit(None, dtype=pl.String).alias(MARK))
+    if not fixes:
+        return coups
+    keys = pl.DataFrame([(e.table_id, e.shoe_id, int(e.payload["coup"])) for e in fixes],
+                        schema={"table_id": pl.String, "shoe_id": pl.String, "coup": pl.Int32},
+                        orient="row").unique()
+    on = list(COUP_KEY)
+    untouched = coups.join(keys, on=on, how="anti")
+    touched = coups.join(keys, on=on, how="semi")
+    if touched.is_empty():
+        return coups
+    rows = {(r["table_id"], r["shoe_id"], r["coup"]): r for r in touched.to_dicts()}
+    for e in fixes:
+        key = (e.table_id, e.shoe_id, int(e.payload["coup"]))
+        if key not in rows:
+            continue
+        if e.kind == "coup_voided":
+            if marked:
+                rows[key] = {**rows[key], MARK: "voided"}
+            else:
+                rows.pop(key)
+        else:
+            new = {k: v for k, v in e.payload["new"].items() if k in COUPS}
+            new.pop("dealt_at", None)  # a correction does not move the coup in time
+            rows[key] = {**rows[key], **new, **({MARK: "amended"} if marked else {})}
+    if not rows:
+        return untouched
+    fixed = pl.DataFrame(
+        [{**r, "outcome": str(r["outcome"]), "source": str(r["source"]),
+          "entry": None if r["entry"] is None else str(r["entry"])} for r in rows.values()],
+        schema_overrides={"player_cards": pl.List(pl.String),
+                          "banker_cards": pl.List(pl.String),
+                          "dealt_at": pl.Datetime("us", "UTC"),
+                          **({MARK: pl.String} if marked else {})},
+        infer_schema_length=None)
+    fixed = conform(fixed, "coups").with_columns(fixed[MARK]) if marked else \
+        conform(fixed, "coups")
+    return pl.concat([untouched, fixed])

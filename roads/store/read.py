@@ -1,0 +1,408 @@
+"""The read port: the only way to the coups and shoes of a store.
+
+Every reader (summary, boards, statistics, checks, exports, batch jobs, the dashboard, the
+HTTP API) asks here, and gets the same record: sealed, imported and engine files as the
+catalogue lists them, plus every journaled shoe not yet sealed (open shoes included, and
+marked open in the shoes table), with the journal's corrections applied. The fast paths
+(statistics columns read straight from a file, outcome codes for bulk roads, streamed
+chunks) live here too, and go the slow way for any file a correction touches, so a fast
+answer is the same answer.
+
+Each read takes one snapshot of the catalogue and the journal in a single SQLite read
+transaction, so a shoe being sealed at that moment is counted once, from one side or the
+other; a file removed by a compaction between the snapshot and the read makes the read start
+again from a new snapshot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from roads.errors import InputError
+from roads.schema import COUP_KEY, COUPS, SHOES, conform
+from roads.store import catalog
+from roads.store.catalog import FileEntry
+from roads.store.corrections import MARK, apply_corrections, corrections, touched_shoes
+from roads.store.journal import Event, _event, _SELECT
+from roads.store.journaled import shoe_frames
+
+if TYPE_CHECKING:
+    from roads.store.store import Store
+
+CHUNK_ROWS = 250_000
+T = TypeVar("T")
+
+
+class StoreReadError(InputError):
+    """A stored file that cannot be read (named), e.g. a corrupt footer."""
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """Which coups: a table, a shoe, days ``start``..``end`` (UTC, inclusive, by when each
+    coup was dealt), or any combination; nothing given means the whole store."""
+
+    table_id: str | None = None
+    shoe_id: str | None = None
+    start: date | None = None
+    end: date | None = None
+
+    @property
+    def everything(self) -> bool:
+        return self == Selection()
+
+    def describe(self) -> dict[str, Any]:
+        return {k: (getattr(self, k).isoformat() if isinstance(getattr(self, k), date)
+                    else getattr(self, k))
+                for k in ("table_id", "shoe_id", "start", "end") if getattr(self, k) is not None}
+
+    def keep(self) -> pl.Expr:
+        """The rows of canonical coups inside the selection."""
+        keep = pl.lit(True)
+        if self.table_id is not None:
+            keep &= pl.col("table_id") == self.table_id
+        if self.shoe_id is not None:
+            keep &= pl.col("shoe_id") == self.shoe_id
+        day = pl.col("dealt_at").dt.date()
+        if self.start is not None:
+            keep &= day >= self.start
+        if self.end is not None:
+            keep &= day <= self.end
+        return keep
+
+    def keep_shoes(self) -> pl.Expr:
+        keep = pl.lit(True)
+        if self.table_id is not None:
+            keep &= pl.col("table_id") == self.table_id
+        if self.shoe_id is not None:
+            keep &= pl.col("shoe_id") == self.shoe_id
+        return keep
+
+    def may_hold(self, entry: FileEntry) -> bool:
+        """Whether a file's day can hold coups of the selection (a shoe is filed under the
+        day it began and may run past midnight, hence the day's grace)."""
+        day = entry.day_date
+        if day is None:
+            return True
+        if self.end is not None and day > self.end:
+            return False
+        return not (self.start is not None and day < self.start - timedelta(days=1))
+
+
+ALL = Selection()
+
+
+@dataclass
+class Snapshot:
+    """What one read sees: the catalogued files it needs, the corrections, the journaled
+    shoes not yet sealed (with their events) and which of them are still open."""
+
+    files: list[FileEntry]
+    fixes: list[Event]
+    touched: set[tuple[str, str]]
+    shoes_by_file: dict[str, set[tuple[str, str]]]
+    live: dict[tuple[str, str], list[Event]] = field(default_factory=dict)
+    open: set[tuple[str, str]] = field(default_factory=set)
+
+    def clean(self, entry: FileEntry) -> bool:
+        """A file no correction touches (its rows are the record as they are)."""
+        return not (self.shoes_by_file.get(entry.path, set()) & self.touched)
+
+
+class Reader:
+    """The read port of one store (``store.read``)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.root = store.root
+
+    # -- snapshots --------------------------------------------------------------------------
+    def snapshot(self, sel: Selection = ALL, table: str = "coups") -> Snapshot:
+        db = self.store.journal.reader()
+        db.execute("BEGIN")
+        try:
+            if table == "coups" and (sel.table_id is not None or sel.shoe_id is not None):
+                wanted = set(catalog.files_of_shoes(db, sel.table_id, sel.shoe_id))
+                entries = [f for f in catalog.files(db, "coups") if f.path in wanted]
+            else:
+                entries = catalog.files(db, table)
+            entries = [f for f in entries if sel.may_hold(f)] if table == "coups" else entries
+            fixes = [_event(r) for r in db.execute(
+                f"{_SELECT} WHERE kind IN ('coup_voided', 'coup_amended')"
+                + (" AND table_id = ?" if sel.table_id else "") + " ORDER BY seq",
+                (sel.table_id,) if sel.table_id else ()).fetchall()]
+            if sel.shoe_id is not None:
+                fixes = [e for e in fixes if e.shoe_id == sel.shoe_id]
+            touched = touched_shoes(fixes)
+            by_file = catalog.shoes_of(db, [f.path for f in entries]) if touched else {}
+            live, still_open = self._journaled(db, sel)
+        finally:
+            db.execute("COMMIT")
+        return Snapshot(entries, fixes, touched, by_file, live, still_open)
+
+    def _journaled(self, db: Any, sel: Selection
+                   ) -> tuple[dict[tuple[str, str], list[Event]], set[tuple[str, str]]]:
+        """Journaled shoes no file holds yet, with their events; and which are open."""
+        sql = ("SELECT e.table_id, e.shoe_id FROM events e WHERE e.kind = 'shoe_opened'"
+               + (" AND e.table_id = ?" if sel.table_id else "")
+               + (" AND e.shoe_id = ?" if sel.shoe_id else "")
+               + " AND NOT EXISTS (SELECT 1 FROM catalog_shoes c WHERE c.table_id = e.table_id"
+                 " AND c.shoe_id = e.shoe_id) ORDER BY e.seq")
+        args = [a for a in (sel.table_id, sel.shoe_id) if a]
+        unsealed = [(r[0], r[1]) for r in db.execute(sql, args).fetchall()]
+        live: dict[tuple[str, str], list[Event]] = {}
+        still_open: set[tuple[str, str]] = set()
+        for table_id, shoe_id in unsealed:
+            events = [_event(r) for r in db.execute(
+                f"{_SELECT} WHERE table_id = ? AND shoe_id = ? ORDER BY seq",
+                (table_id, shoe_id)).fetchall()]
+            live[(table_id, shoe_id)] = events
+            if not any(e.kind == "shoe_closed" for e in events):
+                still_open.add((table_id, shoe_id))
+        return live, still_open
+
+    def _retrying(self, read: Callable[[Snapshot], T], sel: Selection,
+                  table: str = "coups") -> T:
+        """``read(snapshot)``, started again once if a file went away (a compaction)."""
+        for attempt in range(3):
+            snap = self.snapshot(sel, table)
+            try:
+                return read(snap)
+            except FileNotFoundError:
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    # -- files ------------------------------------------------------------------------------
+    def _path(self, entry: FileEntry) -> Path:
+        return self.root / entry.path
+
+    def _read(self, entry: FileEntry, columns: list[str] | None = None) -> pl.DataFrame:
+        path = self._path(entry)
+        table = entry.table
+        try:
+            frame = pl.read_parquet(path, columns=columns)
+        except FileNotFoundError:
+            raise
+        except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
+            raise StoreReadError(f"{entry.path}: cannot be read ({_first_line(exc)}); "
+                                 "`roads store verify` names every damaged file") from None
+        if columns is None:
+            return conform(frame, table)
+        return frame
+
+    def _canonical(self, entry: FileEntry, sel: Selection, snap: Snapshot,
+                   originals: bool, marked: bool) -> pl.DataFrame:
+        frame = self._read(entry)
+        if not sel.everything:
+            frame = frame.filter(sel.keep())
+        if originals:
+            return frame
+        if snap.clean(entry):
+            return frame.with_columns(pl.lit(None, pl.String).alias(MARK)) if marked else frame
+        return apply_corrections(frame, snap.fixes, marked)
+
+    def _journaled_coups(self, snap: Snapshot, sel: Selection, originals: bool,
+                         marked: bool) -> Iterator[pl.DataFrame]:
+        for events in snap.live.values():
+            frame = shoe_frames(events)[0]
+            frame = frame.filter(sel.keep()) if not sel.everything else frame
+            if frame.height or marked:
+                frame = frame if originals else apply_corrections(frame, events, marked)
+                if frame.height:
+                    yield frame.sort("coup")
+
+    # -- coups ------------------------------------------------------------------------------
+    def coups(self, sel: Selection = ALL, *, originals: bool = False,
+              marked: bool = False) -> pl.DataFrame:
+        """The selected coups in (table, shoe, coup) order.
+
+        ``originals``: as entered, no corrections applied; ``marked``: voided coups kept
+        and every row marked (:data:`~roads.store.corrections.MARK`)."""
+        def read(snap: Snapshot) -> pl.DataFrame:
+            frames = [self._canonical(f, sel, snap, originals, marked) for f in snap.files]
+            frames += list(self._journaled_coups(snap, sel, originals, marked))
+            empty = pl.DataFrame(schema={**COUPS, **({MARK: pl.String} if marked else {})})
+            out = pl.concat([empty, *frames], how="vertical") if frames else empty
+            return out.sort(*COUP_KEY)
+        return self._retrying(read, sel)
+
+    def chunks(self, sel: Selection = ALL, rows: int = CHUNK_ROWS, *,
+               marked: bool = False) -> Iterator[pl.DataFrame]:
+        """The selected coups a bounded chunk at a time (files in catalogue order, then the
+        journaled shoes), corrections applied: memory holds one chunk whatever the range."""
+        snap = self.snapshot(sel)
+        for entry in snap.files:
+            try:
+                batches = pq.ParquetFile(self._path(entry)).iter_batches(batch_size=rows)
+                for batch in batches:
+                    frame = conform(pl.from_arrow(batch), "coups")  # type: ignore[arg-type]
+                    if not sel.everything:
+                        frame = frame.filter(sel.keep())
+                    if not frame.height:
+                        continue
+                    if snap.clean(entry):
+                        yield frame.with_columns(pl.lit(None, pl.String).alias(MARK)) \
+                            if marked else frame
+                    else:
+                        yield apply_corrections(frame, snap.fixes, marked)
+            except (OSError, pa.ArrowException) as exc:
+                raise StoreReadError(f"{entry.path}: cannot be read ({_first_line(exc)})"
+                                     ) from None
+        yield from self._journaled_coups(snap, sel, False, marked)
+
+    # -- fast paths -------------------------------------------------------------------------
+    def statistics_frames(self, sel: Selection = ALL) -> Iterator[pl.DataFrame]:
+        """Per file, the columns the statistics need (:data:`STATISTICS_COLUMNS` plus each
+        coup's card count ``cards``), corrections applied; then the journaled shoes."""
+        snap = self.snapshot(sel)
+        for entry in snap.files:
+            if snap.clean(entry):
+                frame = statistics_columns(self._path(entry), entry.path)
+                yield frame if sel.everything else frame.filter(sel.keep())
+            else:
+                yield to_statistics(self._canonical(entry, sel, snap, False, False))
+        for frame in self._journaled_coups(snap, sel, False, False):
+            yield to_statistics(frame)
+
+    def statistics_sources(self, sel: Selection = ALL
+                           ) -> tuple[list[str], list[pl.DataFrame]]:
+        """For engines that read files where they run (Spark): the clean files' paths,
+        and the rest already read (corrected files, journaled shoes) as statistics frames."""
+        snap = self.snapshot(sel)
+        paths = [str(self._path(f)) for f in snap.files if snap.clean(f)]
+        frames = [to_statistics(self._canonical(f, sel, snap, False, False))
+                  for f in snap.files if not snap.clean(f)]
+        frames += [to_statistics(f) for f in self._journaled_coups(snap, sel, False, False)]
+        return paths, frames
+
+    def outcome_tables(self, sel: Selection = ALL) -> Iterator[pa.Table | pl.DataFrame]:
+        """Per file, ``table_id, shoe_id, coup, outcome`` with keys as Parquet dictionaries
+        (the bulk roads compare shoes by integer codes); corrected files and journaled shoes
+        as canonical frames."""
+        snap = self.snapshot(sel)
+        for entry in snap.files:
+            if snap.clean(entry) and sel.everything:
+                yield outcome_columns(self._path(entry), entry.path)
+            else:
+                yield self._canonical(entry, sel, snap, False, False)
+        yield from self._journaled_coups(snap, sel, False, False)
+
+    def outcome_sources(self, sel: Selection = ALL) -> tuple[list[str], list[pl.DataFrame]]:
+        """:meth:`statistics_sources` for the bulk roads."""
+        snap = self.snapshot(sel)
+        paths = [str(self._path(f)) for f in snap.files if snap.clean(f)]
+        frames = [self._canonical(f, sel, snap, False, False)
+                  for f in snap.files if not snap.clean(f)]
+        frames += list(self._journaled_coups(snap, sel, False, False))
+        return paths, frames
+
+    # -- shoes ------------------------------------------------------------------------------
+    def shoes(self, sel: Selection = ALL) -> pl.DataFrame:
+        """Canonical shoe rows of the selection plus ``open`` (a live shoe still in play).
+
+        Stored shoes come from the shoes files; journaled shoes not yet sealed from the
+        journal. A date range keeps shoes that began inside it."""
+        def read(snap: Snapshot) -> pl.DataFrame:
+            frames = [self._read(f).filter(sel.keep_shoes()) for f in snap.files]
+            stored = pl.concat(frames) if frames else pl.DataFrame(schema=SHOES)
+            stored = stored.with_columns(pl.lit(False).alias("open"))
+            live = [shoe_frames(events)[1].with_columns(pl.lit(key in snap.open).alias("open"))
+                    for key, events in snap.live.items()]
+            out = pl.concat([stored, *live]) if live else stored
+            day = pl.col("started_at").dt.date()
+            if sel.start is not None:
+                out = out.filter(day >= sel.start)
+            if sel.end is not None:
+                out = out.filter(day <= sel.end)
+            return out.unique(["table_id", "shoe_id"], keep="first", maintain_order=True)
+        return self._retrying(read, sel, "shoes")
+
+    def stored_coups(self, keys: pl.DataFrame) -> pl.DataFrame:
+        """The stored coups (as entered) of the shoes in ``keys`` (``table_id, shoe_id``):
+        only the files the catalogue says hold them are read."""
+        if keys.is_empty():
+            return pl.DataFrame(schema=COUPS)
+        db = self.store.journal.reader()
+        wanted = set(keys.select("table_id", "shoe_id").iter_rows())
+        paths = sorted({p for t, s, p in db.execute(
+            "SELECT table_id, shoe_id, path FROM catalog_shoes").fetchall() if (t, s) in wanted})
+        entries = {f.path: f for f in catalog.files(db, "coups")}
+        frames = [self._read(entries[p]).join(keys.lazy().collect(), on=["table_id", "shoe_id"],
+                                              how="semi") for p in paths if p in entries]
+        return pl.concat(frames) if frames else pl.DataFrame(schema=COUPS)
+
+    def stored_shoe_keys(self) -> pl.DataFrame:
+        """``table_id, shoe_id`` of every shoe with a stored shoe row."""
+        frames = [self._read(f, ["table_id", "shoe_id"])
+                  for f in catalog.files(self.store.journal.reader(), "shoes")]
+        return pl.concat(frames) if frames else pl.DataFrame(
+            schema={"table_id": pl.String, "shoe_id": pl.String})
+
+    def journal_shoes(self) -> set[tuple[str, str]]:
+        """Every shoe the journal holds as a live shoe (open, closed or sealed)."""
+        return {(r[0], r[1]) for r in self.store.journal.reader().execute(
+            "SELECT DISTINCT table_id, shoe_id FROM events WHERE kind = 'shoe_opened'")}
+
+    def corrections(self, sel: Selection = ALL) -> list[Event]:
+        """The voids and amendments of the selection's shoes, in journal order."""
+        return corrections(self.snapshot(sel).fixes)
+
+
+#: The coup columns the statistics read; the card lists are read only to count them.
+STATISTICS_COLUMNS = ("table_id", "shoe_id", "coup", "outcome", "player_total",
+                      "banker_total", "natural", "player_pair", "banker_pair", "dealt_at")
+
+
+def to_statistics(coups: pl.DataFrame) -> pl.DataFrame:
+    """Canonical coups in the shape of :func:`statistics_columns`."""
+    cards = (pl.col("player_cards").list.len() + pl.col("banker_cards").list.len())
+    return coups.select(*STATISTICS_COLUMNS, cards.cast(pl.Int8).alias("cards"))
+
+
+def statistics_columns(path: Path, name: str | None = None) -> pl.DataFrame:
+    """One part file as the statistics need it: the scalar columns, plus each coup's card
+    count (``cards``) instead of the cards. Counting list entries in Arrow, with the card
+    codes left dictionary-encoded, is about twice as fast as decoding them into polars.
+
+    The two reads are joined by file row number (polars' row index), never by position,
+    so a scan that returned rows in another order could not misalign them."""
+    import pyarrow.compute as pc
+
+    try:
+        frame = (pl.scan_parquet(path, schema=pl.Schema(COUPS), row_index_name="_row")
+                 .select("_row", *STATISTICS_COLUMNS).collect())
+        lists = pq.read_table(path, columns=["player_cards", "banker_cards"],
+                              read_dictionary=["player_cards.list.element",
+                                               "banker_cards.list.element"])
+    except FileNotFoundError:
+        raise
+    except (pl.exceptions.PolarsError, OSError, pa.ArrowException) as exc:
+        raise StoreReadError(f"{name or path}: cannot be read ({_first_line(exc)})") from None
+    cards = pl.Series("cards", pc.add(pc.list_value_length(lists["player_cards"]),
+                                      pc.list_value_length(lists["banker_cards"])))
+    return frame.with_columns(cards.cast(pl.Int8).gather(frame["_row"])).drop("_row")
+
+
+def outcome_columns(path: Path, name: str | None = None) -> pa.Table:
+    """``table_id, shoe_id, coup, outcome`` of one part file, keys as dictionaries."""
+    try:
+        return pq.read_table(path, columns=["table_id", "shoe_id", "coup", "outcome"],
+                             read_dictionary=["table_id", "shoe_id", "outcome"])
+    except FileNotFoundError:
+        raise
+    except (OSError, pa.ArrowException) as exc:
+        raise StoreReadError(f"{name or path}: cannot be read ({_first_line(exc)})") from None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

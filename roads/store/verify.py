@@ -1,0 +1,262 @@
+"""``roads store verify``: every stored byte accounted for by the journal.
+
+Checks, each reported by kind with the first (and every) place it occurs:
+
+- ``chain``: the journal's hash chain (an event altered, removed or relinked);
+- ``checkpoint``: the signed checkpoints (the journal's tail cut, or events re-chained
+  before the newest checkpoint);
+- ``catalogue``: the catalogue beside the journal agrees with a replay of the file events;
+- ``missing`` / ``altered``: every catalogued file is there, at its size and SHA-256;
+- ``not accounted for``: part files no committed event names, and leftover temporaries;
+- ``held twice``: a coup stored in two places, or a shoe row stored twice, or an imported
+  shoe that is also a live shoe of the journal;
+- ``differs from journal``: a sealed shoe whose journaled file content is not what its
+  ``coup_entered`` events say;
+- ``unreadable`` (with ``deep``): a file that does not decode, or whose rows no longer give
+  the content digest it was journaled with.
+
+The default run hashes every file and reads only the key columns of the coups files; ``deep``
+decodes every row again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+import pyarrow.parquet as pq
+
+from roads.store import catalog, checkpoint
+from roads.store.catalog import FileEntry
+from roads.store.digest import coups_digest, shoe_digests, table_digest
+from roads.store.journal import FILE_KINDS, Event
+from roads.store.journaled import shoe_frames
+from roads.store.layout import data_files, temporary_files
+
+if TYPE_CHECKING:
+    from roads.store.store import Store
+
+KINDS = ("chain", "checkpoint", "catalogue", "missing", "altered", "not accounted for",
+         "held twice", "differs from journal", "unreadable")
+
+
+@dataclass
+class Report:
+    problems: list[dict[str, str]] = field(default_factory=list)
+    files: int = 0
+    bytes: int = 0
+    coups: int = 0
+    events: int = 0
+    sealed_shoes: int = 0
+
+    def add(self, kind: str, where: str, detail: str) -> None:
+        self.problems.append({"kind": kind, "where": where, "detail": detail})
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def first_of_each_kind(self) -> list[dict[str, str]]:
+        seen: dict[str, dict[str, str]] = {}
+        for p in self.problems:
+            seen.setdefault(p["kind"], p)
+        return [seen[k] for k in KINDS if k in seen]
+
+    def to_json(self) -> dict[str, Any]:
+        counts = Counter(p["kind"] for p in self.problems)
+        return {"ok": self.ok, "files": self.files, "bytes": self.bytes, "coups": self.coups,
+                "events": self.events, "sealed_shoes": self.sealed_shoes,
+                "problems_by_kind": dict(counts), "first_of_each_kind": self.first_of_each_kind(),
+                "problems": self.problems}
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 22), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _checkpoints(store: Store, report: Report) -> None:
+    public = store.root / checkpoint.PUBLIC
+    try:
+        points = checkpoint.read(store.root / checkpoint.DIRECTORY / checkpoint.FILE)
+    except ValueError as exc:
+        report.add("checkpoint", checkpoint.FILE, str(exc))
+        return
+    if not public.exists():
+        if points:
+            report.add("checkpoint", checkpoint.PUBLIC, "the store's public key is missing")
+        return
+
+    def head_of(seq: int) -> str | None:
+        event = store.journal.at(seq)
+        return None if event is None else event.hash
+
+    problem = checkpoint.check(points, public.read_bytes(), head_of, store.journal.head()[0])
+    if problem:
+        report.add("checkpoint", checkpoint.FILE, problem)
+
+
+def _present(store: Store, entries: list[FileEntry], report: Report,
+             hashes: dict[str, str] | None) -> list[FileEntry]:
+    """Missing and altered files (by size; by SHA-256 when ``hashes`` holds them)."""
+    intact = []
+    for e in entries:
+        path = store.root / e.path
+        if not path.is_file():
+            report.add("missing", e.path, "the journal lists this file but it is not there")
+            continue
+        size = path.stat().st_size
+        if size != e.bytes:
+            report.add("altered", e.path, f"{size:,} bytes; the journal says {e.bytes:,}")
+            continue
+        if hashes is not None and hashes.get(e.path) != e.sha256:
+            report.add("altered", e.path, "its SHA-256 is not the one journaled")
+            continue
+        intact.append(e)
+    return intact
+
+
+def _unaccounted(store: Store, entries: list[FileEntry], report: Report) -> None:
+    listed = {e.path for e in entries}
+    for rel in data_files(store.root):
+        if rel not in listed:
+            report.add("not accounted for", rel, "no committed journal event names this file")
+    for rel in temporary_files(store.root):
+        report.add("not accounted for", rel, "a temporary file left by an interrupted write")
+
+
+def cheap_problems(store: Store) -> list[dict[str, str]]:
+    """What ``roads store info`` checks without reading file contents."""
+    report = Report()
+    entries = catalog.files(store.journal.connection())
+    _present(store, entries, report, None)
+    _unaccounted(store, entries, report)
+    _checkpoints(store, report)
+    return report.problems
+
+
+def verify(store: Store, deep: bool = False,
+           progress: Callable[[int], object] | None = None) -> Report:
+    """Re-read every file and the journal; every problem found (see the module doc)."""
+    report = Report()
+    journal = store.journal
+    chain = journal.verify()
+    report.events = chain.events
+    if not chain.ok:
+        report.add("chain", f"event {chain.first_bad_seq}", chain.reason or "chain broken")
+    _checkpoints(store, report)
+    db = journal.connection()
+    entries = catalog.files(db)
+    replayed = catalog.replay(journal.of_kinds(FILE_KINDS))
+    derived = {e.path: e for e in entries}
+    for path in sorted(set(replayed) | set(derived)):
+        a, b = replayed.get(path), derived.get(path)
+        if a is None or b is None or a.sha256 != b.sha256 or a.rows != b.rows:
+            report.add("catalogue", path, "the catalogue and the journal's file events "
+                                          "disagree about this file")
+    entries = [replayed[p] for p in sorted(replayed)]
+    report.files = len(entries)
+    report.bytes = sum(e.bytes for e in entries)
+    report.coups = sum(e.rows for e in entries if e.table == "coups")
+
+    def digest(entry: FileEntry) -> tuple[str, str | None]:
+        path = store.root / entry.path
+        found = _sha256(path) if path.is_file() else None
+        if progress is not None:
+            progress(entry.rows if entry.table == "coups" else 0)
+        return entry.path, found
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        hashes = {p: h for p, h in pool.map(digest, entries) if h is not None}
+    intact = _present(store, entries, report, hashes)
+    _unaccounted(store, entries, report)
+    _held_twice(store, intact, report)
+    _sealed_against_journal(store, journal.of_kinds(("shoe_sealed",)), replayed, report)
+    if deep:
+        _decode(store, intact, report)
+    return report
+
+
+def _held_twice(store: Store, intact: list[FileEntry], report: Report) -> None:
+    db = store.journal.connection()
+    where: dict[tuple[str, str], list[str]] = {}
+    for e in (e for e in intact if e.table == "coups"):
+        keys = pq.read_table(store.root / e.path, columns=["table_id", "shoe_id"],
+                             read_dictionary=["table_id", "shoe_id"])
+        pairs = pl.from_arrow(keys).unique()  # type: ignore[union-attr]
+        found = {(str(t), str(s)) for t, s in pairs.iter_rows()}
+        listed = catalog.shoes_of(db, [e.path])[e.path]
+        if found != listed:
+            report.add("catalogue", e.path, "the shoes this file holds are not the shoes the "
+                                            "catalogue lists for it")
+        for key in found:
+            where.setdefault(key, []).append(e.path)
+    split = {k: v for k, v in where.items() if len(v) > 1}
+    for (table_id, shoe_id), paths in sorted(split.items()):
+        frames = [pl.read_parquet(store.root / p, columns=["table_id", "shoe_id", "coup"])
+                  .filter((pl.col("table_id") == table_id) & (pl.col("shoe_id") == shoe_id))
+                  for p in paths]
+        coups = pl.concat(frames)["coup"]
+        if coups.n_unique() != coups.len():
+            report.add("held twice", f"{table_id}/{shoe_id}",
+                       f"coups of this shoe are stored in more than one file ({', '.join(paths)})")
+    shoe_rows: Counter[tuple[str, str]] = Counter()
+    for e in (e for e in intact if e.table == "shoes"):
+        rows = pl.read_parquet(store.root / e.path, columns=["table_id", "shoe_id"])
+        shoe_rows.update((str(t), str(s)) for t, s in rows.iter_rows())
+    for (table_id, shoe_id), n in sorted(shoe_rows.items()):
+        if n > 1:
+            report.add("held twice", f"{table_id}/{shoe_id}", f"{n} shoe rows for one shoe")
+    live = {(r[0], r[1]) for r in db.execute(
+        "SELECT table_id, shoe_id FROM events WHERE kind = 'shoe_opened'").fetchall()}
+    sealed_files: dict[tuple[str, str], int] = Counter()
+    for e in store.journal.of_kinds(("shoe_sealed",)):
+        sealed_files[(e.table_id, e.shoe_id or "")] += 1
+    for key, paths in sorted(where.items()):
+        if key in live and key not in sealed_files:
+            report.add("held twice", f"{key[0]}/{key[1]}",
+                       "a live shoe of the journal is also stored as another shoe's file "
+                       f"({paths[0]})")
+
+
+def _sealed_against_journal(store: Store, seals: list[Event], live: dict[str, FileEntry],
+                            report: Report) -> None:
+    """Each sealed shoe's journaled coups file content against its coup_entered events;
+    and, where that file is still the one stored, against the file's rows (by digest)."""
+    for seal in seals:
+        report.sealed_shoes += 1
+        events = store.journal.events(seal.table_id, seal.shoe_id)
+        events = [e for e in events if e.seq < seal.seq]
+        if not any(e.kind == "shoe_opened" for e in events):
+            report.add("differs from journal", f"{seal.table_id}/{seal.shoe_id}",
+                       "sealed, but the journal has no shoe_opened event for it")
+            continue
+        expected = coups_digest(shoe_frames(events)[0])
+        files = [f for f in seal.payload.get("files", []) if f.get("table") == "coups"]
+        if not files or files[0].get("content") != expected:
+            report.add("differs from journal", f"{seal.table_id}/{seal.shoe_id}",
+                       "the sealed file's coups are not the coups its journal events entered")
+
+
+def _decode(store: Store, intact: list[FileEntry], report: Report) -> None:
+    for e in intact:
+        try:
+            frame = pl.read_parquet(store.root / e.path)
+        except (pl.exceptions.PolarsError, OSError) as exc:
+            report.add("unreadable", e.path, str(exc).splitlines()[0])
+            continue
+        if frame.height != e.rows or table_digest(frame, e.table) != e.content:
+            report.add("unreadable", e.path, "its rows do not give the content digest it "
+                                             "was journaled with")
+
+
+__all__ = ["KINDS", "Report", "cheap_problems", "shoe_digests", "verify"]

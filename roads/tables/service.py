@@ -1,0 +1,148 @@
+"""The live-table service: every live action and read model, behind one front.
+
+The HTTP API, the operator pages, the demo dealers and the CLI call this and nothing
+below it, so each rule lives here once: who may do what (:mod:`roads.tables.policy`), how a
+coup is checked (the one live validator), what "close the shoe" means (close, then seal,
+as one crash-safe operation: a shoe closed but not yet sealed is read from the journal and
+sealed by :meth:`TableService.recover` after a crash), and how a correction goes from
+request to decision.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+import polars as pl
+
+from roads.errors import InputError
+from roads.ingest import bounds
+from roads.ingest.entry import CoupEntry, EntryError
+from roads.rules import PRESETS, RuleSet, RulesError
+from roads.store import Event, Selection, Store
+from roads.tables import actions
+from roads.tables.actions import ContextCache, CoupConflict, LiveError, Posted
+from roads.tables.policy import Actor, Forbidden, authorize
+from roads.tables.state import TableState, coup_rows, corrected_coups, table_state
+
+DEMO_DEALER = Actor("demo-dealer", "dealer")
+
+
+def preset_rule_set(name: str) -> RuleSet:
+    """A rule set by preset name (live requests name rule sets, never give paths)."""
+    try:
+        return PRESETS[name]
+    except KeyError:
+        raise RulesError(f"unknown rule set {name!r}; known: {', '.join(PRESETS)}") from None
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """What a deployment chooses: how far a coup's ``dealt_at`` may be from the journal's
+    clock, and which rule sets its tables may name (presets, or the site's registered
+    files)."""
+
+    tolerance: timedelta = bounds.DEALT_AT_TOLERANCE
+    rule_set: Callable[[str], RuleSet] = preset_rule_set
+
+
+class TableService:
+    """Live tables of one store."""
+
+    def __init__(self, store: Store, settings: Settings | None = None) -> None:
+        self.store = store
+        self.journal = store.journal
+        self.settings = settings or Settings()
+        self._contexts = ContextCache()
+
+    # -- writes -----------------------------------------------------------------------------
+    def open_shoe(self, actor: Actor, table_id: str, shoe_id: str, rules: str = "standard-8",
+                  burn_cards: list[str] | None = None, cut_card_index: int | None = None,
+                  source: str = "live") -> Event:
+        authorize(actor, "open_shoe", table_id)
+        rule_set = self.settings.rule_set(rules)
+        return self.journal.run(actions.open_shoe(table_id, shoe_id, rule_set, actor.name,
+                                                  source, burn_cards, cut_card_index))
+
+    def enter_coup(self, actor: Actor, table_id: str, entry: CoupEntry,
+                   shoe_id: str | None = None, coup: int | None = None) -> tuple[Event, bool]:
+        """Enter the next coup; naming the shoe and number makes it idempotent. Returns the
+        event and whether it is new."""
+        authorize(actor, "enter_coup", table_id)
+        posted = Posted()
+        event = self.journal.run(actions.enter_coup(
+            table_id, entry, actor.name, self._contexts, posted, shoe_id, coup,
+            self.settings.tolerance))
+        return event, posted.created
+
+    def close_shoe(self, actor: Actor, table_id: str) -> tuple[Event, Event]:
+        """Close the open shoe and seal it into Parquet; returns both events."""
+        authorize(actor, "close_shoe", table_id)
+        closed = self.journal.run(actions.close_shoe(table_id, actor.name))
+        sealed = self.store.seal(table_id, closed.shoe_id or "", actor.name)
+        return closed, sealed
+
+    def close_table(self, actor: Actor, table_id: str) -> Event:
+        authorize(actor, "close_table", table_id)
+        return self.journal.run(actions.close_table(table_id, actor.name))
+
+    def request_correction(self, actor: Actor, table_id: str, shoe_id: str, coup: int,
+                           reason: str, amended: CoupEntry | None = None) -> Event:
+        """Ask for a void (``amended`` None) or an amendment of a coup of the record (live,
+        sealed or imported); a supervisor decides (:meth:`decide_correction`)."""
+        authorize(actor, "request_correction", table_id)
+        in_record = self._coup(table_id, shoe_id, coup) is not None
+        if not in_record and not self.journal.events(table_id, shoe_id):
+            raise LiveError(f"shoe {shoe_id} at table {table_id} has no coup {coup}")
+        return self.journal.run(actions.request_correction(
+            table_id, shoe_id, coup, actor.name, reason, amended, in_record))
+
+    def decide_correction(self, actor: Actor, request: int, approve: bool,
+                          note: str = "") -> Event:
+        event = self.journal.at(request)
+        authorize(actor, "decide_correction", event.table_id if event else None)
+        return self.journal.run(actions.decide_correction(request, actor.name, approve, note))
+
+    def recover(self) -> list[tuple[str, str]]:
+        """Seal every shoe closed before a crash but not sealed; run at start-up."""
+        return self.store.seal_pending()
+
+    # -- reads ------------------------------------------------------------------------------
+    def table_state(self, table_id: str) -> TableState:
+        return table_state(self.journal, table_id)
+
+    def tables(self, configured: Sequence[str] = ()) -> list[str]:
+        """Configured tables first, then every other table the journal knows."""
+        known = self.journal.tables()
+        return [*configured, *(t for t in known if t not in configured)]
+
+    def known(self, table_id: str, configured: Sequence[str] = ()) -> bool:
+        return table_id in configured or self.journal.table_head(table_id) > 0
+
+    def shoe_coups(self, table_id: str, shoe_id: str) -> list[dict[str, Any]]:
+        """A shoe's coups with corrections applied, live or stored (the history page)."""
+        return coup_rows(self.store.read.coups(Selection(table_id, shoe_id)))
+
+    def _coup(self, table_id: str, shoe_id: str, coup: int) -> dict[str, Any] | None:
+        rows = [r for r in self.shoe_coups(table_id, shoe_id) if r["coup"] == coup]
+        return rows[0] if rows else None
+
+    def open_shoe_frames(self, table_id: str) -> tuple[TableState, pl.DataFrame | None,
+                                                       pl.DataFrame | None]:
+        """The table's state and, when a shoe is open, its corrected coups and shoe row."""
+        state = self.table_state(table_id)
+        if state.status != "open" or state.shoe_id is None:
+            return state, None, None
+        events = self.journal.events(table_id, state.shoe_id)
+        from roads.store import shoe_frames
+
+        return state, corrected_coups(events), shoe_frames(events)[1]
+
+    def request(self, seq: int) -> Event | None:
+        event = self.journal.at(seq)
+        return event if event is not None and event.kind == "correction_requested" else None
+
+
+__all__ = ["DEMO_DEALER", "Settings", "TableService", "preset_rule_set"]
