@@ -1,185 +1,206 @@
-"""The HTTP API for card-reading shoes and other systems (OpenAPI schema at ``/openapi.json``).
+"""The HTTP API for card-reading shoes, table systems and people (OpenAPI at
+``/openapi.json``): a thin shell over the live-table service.
 
-Reads are open (they show what the table screens show). Writes need
-``Authorization: Bearer <key>`` with a key issued for that table (``roads users key``):
-none or an unknown key is 401, a key of another table 403. A payload that does not fit is
-422 naming the field; a state the table does not allow (no open shoe, a coup out of order)
-is 409; posting a coup that is already stored is idempotent (200, ``created: false``).
+Reads are open (they show what the table screens show). Writes need one of:
+``Authorization: Bearer rk_…`` (a table's API key: open, enter, close at that table only),
+``Authorization: Bearer rt_…`` (a user's personal token, ``roads users token NAME``: that
+user's role), or a browser session cookie with its ``X-CSRF-Token`` header. None or an unknown
+credential is 401; one that may not do this is 403. A payload that does not fit is 422 naming
+the field; a state the table does not allow (no open shoe, a coup out of order, a decided
+request) is 409; posting a coup that is already stored is idempotent (200, ``created: false``).
 """
 
-from datetime import datetime
-from typing import Annotated, Any, Literal
+from __future__ import annotations
 
-import polars as pl
+import secrets
+from typing import Annotated, Any
+
 from fastapi import APIRouter, Depends, Header, HTTPException, Request
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from dashboard.context import Context
 from roads.board import Board
-from roads.cards import parse_cards
 from roads.errors import InputError
+from roads.ingest.sources import CorrectionIn, CoupIn, DecisionIn, ShoeIn, from_api
+from roads.rules import RulesError
 from roads.stats.report import report, shoe_odds
-from roads.store.live import CoupConflict, CoupEntry, close_shoe, open_shoe, post_coup
-from roads.store.tables import TableState, live_frames, table_state
+from roads.tables import (
+    Actor,
+    CoupConflict,
+    EntryError,
+    Forbidden,
+    LiveError,
+    TableState,
+)
 
-Cards = Annotated[list[str], Field(min_length=2, max_length=3)]
-
-
-class CoupIn(BaseModel):
-    """One coup: an outcome (keypad systems) or both hands' cards (card-reading shoes)."""
-
-    model_config = ConfigDict(extra="forbid")
-    shoe_id: str | None = Field(None, min_length=1, max_length=64,
-                                description="With `coup`, makes the post idempotent.")
-    coup: int | None = Field(None, ge=1, le=200, description="The coup number in the shoe.")
-    outcome: Literal["B", "P", "T"] | None = None
-    player_cards: Cards | None = None
-    banker_cards: Cards | None = None
-    player_pair: bool | None = None
-    banker_pair: bool | None = None
-    natural: bool | None = None
-    player_total: int | None = Field(None, ge=0, le=9)
-    banker_total: int | None = Field(None, ge=0, le=9)
-    dealt_at: datetime | None = None
-
-    @field_validator("player_cards", "banker_cards")
-    @classmethod
-    def _cards(cls, value: list[str] | None) -> list[str] | None:
-        return None if value is None else parse_cards(value)
-
-    @model_validator(mode="after")
-    def _complete(self) -> "CoupIn":
-        if (self.player_cards is None) != (self.banker_cards is None):
-            raise ValueError("give both player_cards and banker_cards, or neither")
-        if self.outcome is None and self.player_cards is None:
-            raise ValueError("give the outcome or the cards")
-        if (self.shoe_id is None) != (self.coup is None):
-            raise ValueError("give both shoe_id and coup, or neither")
-        return self
-
-    def entry(self) -> CoupEntry:
-        return CoupEntry(
-            self.outcome,
-            tuple(self.player_cards) if self.player_cards else None,
-            tuple(self.banker_cards) if self.banker_cards else None,
-            self.player_pair, self.banker_pair, self.natural, self.player_total,
-            self.banker_total, self.dealt_at.isoformat() if self.dealt_at else None)
+SESSION_COOKIE = "roads_session"
 
 
-class ShoeIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    shoe_id: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9._:-]+$")
-    rules: str = "standard-8"
-    burn_cards: list[str] | None = Field(None, max_length=11)
-    cut_card_index: int | None = Field(None, ge=0, le=416)
+def refused(exc: InputError, field: str | None = None) -> HTTPException:
+    """The HTTP answer to a refusal of the service."""
+    if isinstance(exc, Forbidden):
+        return HTTPException(403, str(exc))
+    if isinstance(exc, EntryError):
+        return HTTPException(422, {"error": f"{exc.field}: {exc}", "field": exc.field,
+                                   "detail": str(exc)})
+    if isinstance(exc, RulesError):
+        return HTTPException(422, {"error": f"{field or 'rules'}: {exc}",
+                                   "field": field or "rules", "detail": str(exc)})
+    if isinstance(exc, CoupConflict | LiveError):
+        return HTTPException(409, str(exc))
+    return HTTPException(422, str(exc))
 
-    @field_validator("burn_cards")
-    @classmethod
-    def _cards(cls, value: list[str] | None) -> list[str] | None:
-        return None if value is None else parse_cards(value)
 
-
-def _known(ctx: Context, table_id: str) -> None:
-    if table_id not in ctx.site.tables and ctx.journal.table_head(table_id) == 0:
-        raise HTTPException(404, f"no table {table_id!r}")
+def authenticate(ctx: Context, request: Request, authorization: str | None) -> Actor:
+    """The actor of a write: a table key, a personal token, or a session with its CSRF
+    token; else 401."""
+    scheme, _, secret = (authorization or "").partition(" ")
+    secret = secret.strip()
+    if scheme.lower() == "bearer" and secret:
+        if secret.startswith("rt_"):
+            lookup = getattr(ctx.auth, "token_session", None)
+            session = lookup(secret) if lookup is not None else None
+            if session is not None:
+                return Actor.user(session.user, session.role)
+        else:
+            found = ctx.auth.key_table(secret)
+            if found is not None:
+                return Actor.key(found[1], found[0])
+        raise HTTPException(401, "unknown or revoked key or token",
+                            headers={"WWW-Authenticate": "Bearer"})
+    session = ctx.auth.session(request.cookies.get(SESSION_COOKIE))
+    if session is not None:
+        if not secrets.compare_digest(request.headers.get("x-csrf-token", ""), session.csrf):
+            raise HTTPException(403, "missing or wrong CSRF token")
+        return Actor.user(session.user, session.role)
+    raise HTTPException(401, "missing bearer key, token or session",
+                        headers={"WWW-Authenticate": "Bearer"})
 
 
 def board_json(ctx: Context, table_id: str) -> dict[str, Any]:
-    state = table_state(ctx.store, table_id)
+    state = ctx.service.table_state(table_id)
     board = Board.from_coups(state.coups).to_dict() if state.status == "open" else None
     return {"table_id": table_id, "state": state.status, "shoe_id": state.shoe_id,
             "seq": state.seq, "board": board}
 
 
-def stats_json(ctx: Context, state: TableState) -> dict[str, Any]:
+def stats_json(ctx: Context, table_id: str) -> dict[str, Any]:
     """The current shoe's statistics, randomness tests, integrity findings and live odds."""
-    table_id = state.table_id
+    import polars as pl
+
+    state, coups, shoe = ctx.service.open_shoe_frames(table_id)
     result: dict[str, Any] = {"table_id": table_id, "state": state.status,
                               "shoe_id": state.shoe_id, "seq": state.seq}
-    if state.status != "open" or state.shoe_id is None:
+    if coups is None or shoe is None:
         return {**result, "statistics": None, "randomness": None, "integrity": [],
                 "live_odds": None}
-    coups, shoe = live_frames(ctx.store, table_id, state.shoe_id)
     # The end-of-shoe rule can only be judged once the shoe is finished.
     shoe = shoe.with_columns(pl.lit(None, pl.Int16).alias("cut_card_index"))
     series = shoe_odds(coups, shoe) if coups.height else None
     return {**result, **report(coups, shoe), "live_odds": series[-1] if series else None}
 
 
+def _state(state: TableState) -> dict[str, Any]:
+    return state.summary()
+
+
 def api_router(ctx: Context) -> APIRouter:
     router = APIRouter(prefix="/api", tags=["tables"])
 
-    def writer(table_id: str, authorization: Annotated[str | None, Header()] = None) -> str:
-        """The key id of a valid key for this table, else 401/403."""
-        scheme, _, key = (authorization or "").partition(" ")
-        if scheme.lower() != "bearer" or not key:
-            raise HTTPException(401, "missing bearer key",
-                                headers={"WWW-Authenticate": "Bearer"})
-        found = ctx.auth.key_table(key.strip())
-        if found is None:
-            raise HTTPException(401, "unknown or revoked key",
-                                headers={"WWW-Authenticate": "Bearer"})
-        if found[0] != table_id:
-            raise HTTPException(403, f"this key is for table {found[0]}, not {table_id}")
-        return f"key:{found[1]}"
+    def actor(request: Request,
+              authorization: Annotated[str | None, Header()] = None) -> Actor:
+        return authenticate(ctx, request, authorization)
+
+    def known(table_id: str) -> None:
+        if not ctx.service.known(table_id, list(ctx.site.tables)):
+            raise HTTPException(404, f"no table {table_id!r}")
 
     @router.get("/tables", summary="Every table: current shoe, coups so far, state")
     def tables() -> list[dict[str, Any]]:
-        return [table_state(ctx.store, t).summary() for t in ctx.table_ids()]
+        return [_state(ctx.service.table_state(t)) for t in ctx.table_ids()]
 
     @router.get("/tables/{table_id}/board", summary="The roads JSON contract of the current shoe")
     def board(table_id: str) -> dict[str, Any]:
-        _known(ctx, table_id)
+        known(table_id)
         return board_json(ctx, table_id)
 
     @router.get("/tables/{table_id}/stats", summary="Statistics of the current shoe")
     def stats(table_id: str) -> dict[str, Any]:
-        _known(ctx, table_id)
-        return stats_json(ctx, table_state(ctx.store, table_id))
+        known(table_id)
+        return stats_json(ctx, table_id)
 
     @router.post("/tables/{table_id}/coups", summary="Enter a coup (outcome or cards)",
                  responses={200: {"description": "Already stored (idempotent)"},
                             201: {"description": "Entered"}, 401: {}, 403: {}, 409: {},
                             422: {}})
-    def coups(table_id: str, coup: CoupIn, actor: Annotated[str, Depends(writer)]
-              ) -> JSONResponse:
+    def coups(table_id: str, coup: CoupIn,  # type: ignore[valid-type]
+              who: Annotated[Actor, Depends(actor)]) -> JSONResponse:
+        entry, shoe_id, number = from_api(coup)
         try:
-            event, created = post_coup(ctx.journal, table_id, coup.entry(), actor,
-                                       coup.shoe_id, coup.coup)
-        except CoupConflict as exc:
-            raise HTTPException(409, str(exc)) from None
+            event, created = ctx.service.enter_coup(who, table_id, entry, shoe_id, number)
         except InputError as exc:
-            raise HTTPException(409, str(exc)) from None
+            raise refused(exc) from None
         body = {"created": created, "table_id": table_id, "shoe_id": event.shoe_id,
                 "coup": event.payload["coup"], "outcome": event.payload["outcome"],
                 "seq": event.seq}
         return JSONResponse(body, status_code=201 if created else 200)
 
-    @router.post("/tables/{table_id}/shoes", status_code=201, summary="Open a new shoe")
-    def shoes(table_id: str, shoe: ShoeIn, actor: Annotated[str, Depends(writer)]
+    @router.post("/tables/{table_id}/shoes", status_code=201, summary="Open a new shoe",
+                 responses={401: {}, 403: {}, 409: {}, 422: {}})
+    def shoes(table_id: str, shoe: ShoeIn, who: Annotated[Actor, Depends(actor)]
               ) -> dict[str, Any]:
         try:
-            event = ctx.journal.run(open_shoe(table_id, shoe.shoe_id, shoe.rules, actor,
-                                              shoe.burn_cards, shoe.cut_card_index))
+            event = ctx.service.open_shoe(who, table_id, shoe.shoe_id, shoe.rules,
+                                          shoe.burn_cards, shoe.cut_card_index)
         except InputError as exc:
-            raise HTTPException(409, str(exc)) from None
+            raise refused(exc, "rules") from None
         return {"table_id": table_id, "shoe_id": event.shoe_id, "seq": event.seq}
 
-    @router.post("/tables/{table_id}/shoes/close", summary="Close the open shoe and seal it")
-    def close(table_id: str, actor: Annotated[str, Depends(writer)]) -> dict[str, Any]:
+    @router.post("/tables/{table_id}/shoes/close", summary="Close the open shoe and seal it",
+                 responses={401: {}, 403: {}, 409: {}})
+    def close(table_id: str, who: Annotated[Actor, Depends(actor)]) -> dict[str, Any]:
         try:
-            event = ctx.journal.run(close_shoe(table_id, actor))
+            closed, sealed = ctx.service.close_shoe(who, table_id)
         except InputError as exc:
-            raise HTTPException(409, str(exc)) from None
-        ctx.store.seal(table_id, event.shoe_id or "")
-        return {"table_id": table_id, "shoe_id": event.shoe_id, "seq": event.seq}
+            raise refused(exc) from None
+        return {"table_id": table_id, "shoe_id": closed.shoe_id, "seq": closed.seq,
+                "sealed_seq": sealed.seq}
+
+    @router.post("/tables/{table_id}/corrections", status_code=201,
+                 summary="Ask for a void or an amendment (a supervisor decides)",
+                 responses={401: {}, 403: {}, 409: {}, 422: {}})
+    def correct(table_id: str, body: CorrectionIn, who: Annotated[Actor, Depends(actor)]
+                ) -> dict[str, Any]:
+        method = "keypad" if body.amended is None or body.amended.player_cards is None \
+            else "cards"
+        amended = body.amended.entry(method) if body.amended is not None else None
+        try:
+            event = ctx.service.request_correction(who, table_id, body.shoe_id, body.coup,
+                                                   body.reason, amended)
+        except InputError as exc:
+            raise refused(exc) from None
+        return {"request": event.seq, "table_id": table_id, "shoe_id": body.shoe_id,
+                "coup": body.coup, "action": body.action}
+
+    @router.post("/corrections/{request}", summary="Approve or reject a correction request",
+                 responses={401: {}, 403: {}, 404: {}, 409: {}, 422: {}})
+    def decide(request: int, body: DecisionIn, who: Annotated[Actor, Depends(actor)]
+               ) -> dict[str, Any]:
+        if ctx.service.request(request) is None:
+            raise HTTPException(404, f"no correction request {request}")
+        try:
+            event = ctx.service.decide_correction(who, request, body.decision == "approve",
+                                                  body.note)
+        except InputError as exc:
+            raise refused(exc) from None
+        return {"request": request, "decision": body.decision, "event": event.kind,
+                "seq": event.seq}
 
     return router
 
 
 def health(ctx: Context) -> dict[str, Any]:
-    seq, _ = ctx.journal.head()
+    seq, _ = ctx.service.journal.head()
     return {"status": "ok", "journal_seq": seq}
 
 

@@ -20,9 +20,11 @@ from roads.render import scoreboard_svg
 HERE = Path(__file__).parent
 
 
-def create_app(root: Path, site: SiteConfig | None = None) -> tuple[Dash, Context]:
-    """The Dash app (``app.server`` is the FastAPI application) and its shared context."""
-    ctx = Context.open(root, site or SiteConfig())
+def create_app(root: Path, site: SiteConfig | None = None,
+               create: bool = True) -> tuple[Dash, Context]:
+    """The Dash app (``app.server`` is the FastAPI application) and its shared context
+    (``create``: make the store when there is none)."""
+    ctx = Context.open(root, site or SiteConfig(), create)
     # update_title=None: a kiosk never shows "Updating..." in its title (typed as str).
     app = Dash(__name__, backend="fastapi", title=ctx.site.casino,
                update_title=None,  # type: ignore[arg-type]

@@ -27,6 +27,8 @@ from typing import Any
 from dashboard.i18n import CATALOGS
 from roads.errors import InputError
 from roads.render.themes import THEMES
+from roads.rules import RuleSet
+from roads.tables import preset_rule_set
 
 _COLOUR = re.compile(r"^#[0-9a-fA-F]{6}$")
 
@@ -54,9 +56,14 @@ class SiteConfig:
     theme: str = "dark"
     language: str = "en"
     tables: dict[str, TableConfig] = field(default_factory=dict)
+    dealt_at_tolerance_seconds: int = 300
 
     def table(self, table_id: str) -> TableConfig:
         return self.tables.get(table_id) or TableConfig(table_id, table_id)
+
+    def rule_set(self, name: str) -> RuleSet:
+        """A rule set by name: a preset (live requests name rule sets, never paths)."""
+        return preset_rule_set(name)
 
 
 def load_config(path: Path | None) -> SiteConfig:

@@ -1,35 +1,34 @@
-"""What every route of one server shares: the store (journal + Parquet), users, the push hub
-and the site configuration. No other state lives in the process."""
+"""What every route of one server shares: the live-table service (and through it the
+store's read port), users, the push hub and the site configuration. No other state lives in
+the process."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
 from dashboard.config import SiteConfig
 from dashboard.push import Hub
 from roads.auth import Auth
-from roads.store.journal import Journal
-from roads.store.store import Store
+from roads.tables import Settings, TableService, open_service
 
 
 @dataclass(frozen=True, slots=True)
 class Context:
-    store: Store
+    service: TableService
     auth: Auth
     hub: Hub
     site: SiteConfig
 
-    @property
-    def journal(self) -> Journal:
-        return self.store.journal
-
     @classmethod
-    def open(cls, root: Path, site: SiteConfig) -> Context:
-        store = Store(root)
-        return cls(store, Auth(root, store.journal), Hub(store, site), site)
+    def open(cls, root: Path, site: SiteConfig, create: bool = False) -> Context:
+        service = open_service(root, Settings(
+            tolerance=timedelta(seconds=site.dealt_at_tolerance_seconds),
+            rule_set=site.rule_set), create)
+        service.recover()  # seal what a crash left closed but unsealed
+        return cls(service, Auth(root, service.journal), Hub(service, site), site)
 
     def table_ids(self) -> list[str]:
         """Configured tables first, then any other table the journal knows."""
-        known = self.journal.tables()
-        return [*self.site.tables, *(t for t in known if t not in self.site.tables)]
+        return self.service.tables(list(self.site.tables))

@@ -19,7 +19,7 @@ from dashboard.context import Context
 from dashboard.figures import difference_figure, odds_figure, runs_figure, shares_figure
 from roads.board import Board
 from roads.render import road_svg, scoreboard_svg
-from roads.store.tables import TableState, shoe_coups, table_state
+from roads.tables import TableState
 
 GRAPH_CONFIG: Any = {"displayModeBar": False, "responsive": True}
 
@@ -147,7 +147,7 @@ def shoe_list(shoes: pl.DataFrame) -> html.Div:
 
 
 def shoe_page(ctx: Context, table_id: str, shoe_id: str) -> html.Div:
-    coups = shoe_coups(ctx.store, table_id, shoe_id)
+    coups = ctx.service.shoe_coups(table_id, shoe_id)
     if not coups:
         return html.Div([html.H2("Not found"), html.P(f"No shoe {shoe_id} at {table_id}.")])
     board = Board.from_coups(coups)
@@ -167,18 +167,12 @@ def shoe_page(ctx: Context, table_id: str, shoe_id: str) -> html.Div:
 
 
 def all_shoes(ctx: Context) -> pl.DataFrame:
-    """Sealed and ingested shoes from Parquet, plus live shoes not yet sealed."""
-    stored = ctx.store.read_shoes().select("table_id", "shoe_id", "started_at", "coups",
-                                           "rules", pl.col("source").cast(pl.String))
-    live = []
-    for t in ctx.journal.tables():
-        state = table_state(ctx.store, t)
-        if state.status == "open" and state.shoe_id:
-            live.append({"table_id": t, "shoe_id": state.shoe_id, "started_at": None,
-                         "coups": len(state.coups), "rules": state.rules, "source": "live"})
-    if live:
-        stored = pl.concat([stored, pl.DataFrame(live, schema=stored.schema)])
-    return stored.sort("started_at", descending=True, nulls_last=False)
+    """Every shoe of the record (sealed, imported, engine, and live ones still open),
+    newest first."""
+    shoes = ctx.service.store.read.shoes().select(
+        "table_id", "shoe_id", "started_at", "coups", "rules",
+        pl.col("source").cast(pl.String), "open")
+    return shoes.sort("started_at", descending=True, nulls_last=False)
 
 
 def register(app: Dash, ctx: Context) -> None:
@@ -200,10 +194,10 @@ def register(app: Dash, ctx: Context) -> None:
     @app.callback(Output("overview", "children"), Output("overview-seq", "data"),
                   Input("overview-tick", "n_intervals"), State("overview-seq", "data"))
     def refresh_overview(_: int | None, seen: int | None) -> Any:
-        head = ctx.journal.head()[0]
+        head = ctx.service.journal.head()[0]
         if seen == head:
             return no_update, no_update
-        cards: list[Any] = [table_card(table_state(ctx.store, t), ctx.site.table(t).name)
+        cards: list[Any] = [table_card(ctx.service.table_state(t), ctx.site.table(t).name)
                             for t in ctx.table_ids()]
         return cards or [html.P("No tables yet. Start with `roads serve --demo`.")], head
 
@@ -211,11 +205,11 @@ def register(app: Dash, ctx: Context) -> None:
                   Input("table-tick", "n_intervals"), State("table-id", "data"),
                   State("table-seq", "data"))
     def refresh_table(_: int | None, table_id: str, seen: int | None) -> Any:
-        seq = ctx.journal.table_head(table_id)
+        seq = ctx.service.journal.table_head(table_id)
         if seen == seq:
             return no_update, no_update
-        state = table_state(ctx.store, table_id)
-        return table_body(table_id, state, stats_json(ctx, state)), seq
+        state = ctx.service.table_state(table_id)
+        return table_body(table_id, state, stats_json(ctx, table_id)), seq
 
     @app.callback(Output("history-shoes", "children"), Input("history-table", "value"),
                   Input("history-dates", "start_date"), Input("history-dates", "end_date"))

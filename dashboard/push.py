@@ -22,8 +22,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from dashboard.config import SiteConfig
 from dashboard.screen import screen_payload
-from roads.store.store import Store
-from roads.store.tables import table_state
+from roads.tables import TableService
 
 POLL_SECONDS = 0.02
 PING_SECONDS = 15.0
@@ -54,21 +53,21 @@ class Screen:
 class Hub:
     """Screens by table, and the watcher that feeds them."""
 
-    def __init__(self, store: Store, site: SiteConfig) -> None:
-        self.store = store
+    def __init__(self, service: TableService, site: SiteConfig) -> None:
+        self.service = service
         self.site = site
         self.screens: dict[str, set[Screen]] = {}
         self.head = 0
         self._watcher: asyncio.Task[None] | None = None
 
     def _changed(self, since: int) -> tuple[int, set[str]]:
-        head = self.store.journal.head()[0]
+        head = self.service.journal.head()[0]
         if head == since:
             return head, set()
-        return head, self.store.journal.tables_since(since)
+        return head, self.service.journal.tables_since(since)
 
     async def _watch(self) -> None:
-        self.head = (await asyncio.to_thread(self.store.journal.head))[0]
+        self.head = (await asyncio.to_thread(self.service.journal.head))[0]
         while True:
             try:
                 head, tables = await asyncio.to_thread(self._changed, self.head)
@@ -81,7 +80,7 @@ class Hub:
 
     def _render(self, table_id: str, groups: set[tuple[str, str]]
                 ) -> dict[tuple[str, str], dict[str, Any]]:
-        state = table_state(self.store, table_id)
+        state = self.service.table_state(table_id)
         return {g: screen_payload(state, self.site, *g) for g in groups}
 
     async def publish(self, table_id: str, only: Screen | None = None) -> None:

@@ -14,7 +14,7 @@ from dashboard.config import SiteConfig
 from dashboard.i18n import labels
 from roads.board import Board
 from roads.render import scoreboard_svg
-from roads.store.tables import TableState
+from roads.tables import TableState
 
 #: Big Road columns a 16:9 screen shows (the derived roads show twice as many).
 SCREEN_WINDOW = 26

@@ -30,18 +30,11 @@ from roads.audit.trail import audit_trail
 from roads.auth import AuthError, Session
 from roads.board import Board
 from roads.errors import InputError
+from roads.ingest.entry import canonical_fields
+from roads.ingest.sources import from_operator
 from roads.render.themes import THEMES
 from roads.rules import PRESETS
-from roads.store.live import (
-    CoupEntry,
-    close_shoe,
-    close_table,
-    decide_correction,
-    enter_coup,
-    open_shoe,
-    request_correction,
-)
-from roads.store.tables import table_state
+from roads.tables import ACTION_PERMISSION, Actor
 
 SESSION_COOKIE = "roads_session"
 LOGIN_COOKIE = "roads_login_csrf"
@@ -75,21 +68,8 @@ def _require(ctx: Context, request: Request, permission: str) -> Session:
     return session
 
 
-def _entry(data: dict[str, Any]) -> CoupEntry:
-    """A keypad (outcome + toggles) or card entry from the operator screen."""
-    def cards(key: str) -> tuple[str, ...] | None:
-        text = str(data.get(key) or "").strip()
-        return tuple(text.replace(",", " ").split()) if text else None
-    player, banker = cards("player_cards"), cards("banker_cards")
-    if player or banker:
-        return CoupEntry(player_cards=player, banker_cards=banker)
-    return CoupEntry(outcome=data.get("outcome"), player_pair=bool(data.get("player_pair")),
-                     banker_pair=bool(data.get("banker_pair")),
-                     natural=bool(data.get("natural")))
-
-
 def operator_state(ctx: Context, table_id: str, session: Session) -> dict[str, Any]:
-    state = table_state(ctx.store, table_id)
+    state = ctx.service.table_state(table_id)
     return {"table_id": table_id, "state": state.status, "shoe_id": state.shoe_id,
             "seq": state.seq, "coups": len(state.coups), "user": session.user,
             "role": session.role, "can_approve": session.can("approve"),
@@ -209,14 +189,11 @@ def web_router(ctx: Context) -> APIRouter:
         if not isinstance(data, dict):
             raise HTTPException(422, "expected a JSON object")
         kind = str(data.get("action", ""))
-        permission = {"coup": "enter", "open_shoe": "enter", "close_shoe": "enter",
-                      "close_table": "enter", "ask": "enter", "preview": "enter",
-                      "request_correction": "request_correction", "approve": "approve",
-                      "reject": "approve"}.get(kind)
-        if permission is None:
+        service_action = _ACTIONS.get(kind)
+        if service_action is None:
             raise HTTPException(422, f"unknown action {kind!r}")
-        session = _require(ctx, request, permission)
-        user = session.user
+        session = _require(ctx, request, ACTION_PERMISSION[service_action])
+        user = Actor.user(session.user, session.role)
         # A refusal by the rules of the game (impossible coup, no open shoe) is an answer,
         # not a failed request: 200 with ok false, so the screen shows it in words.
         try:
@@ -234,7 +211,7 @@ def web_router(ctx: Context) -> APIRouter:
             return RedirectResponse("/login?next=/audit", 303)
         if not session.can("audit"):
             raise HTTPException(403, "the audit trail is for auditors")
-        rows = audit_trail(ctx.store, table or None)[-500:][::-1]
+        rows = audit_trail(ctx.service.store, table or None)[-500:][::-1]
         cells = "".join(
             f"<tr><td>{r['seq']}</td><td>{escape(r['at'])}</td><td>{escape(r['kind'])}</td>"
             f"<td>{escape(r['table_id'])}</td><td>{escape(r['shoe_id'] or '')}</td>"
@@ -291,7 +268,7 @@ def _export_zip(ctx: Context, form: dict[str, str], user: str) -> Path:
     work = Path(tempfile.mkdtemp(prefix="roads-export-"))
     try:
         bundle = work / "bundle"
-        manifest = export_bundle(ctx.store, what, bundle, user, formats=formats,
+        manifest = export_bundle(ctx.service.store, what, bundle, user, formats=formats,
                                  page_format=form.get("page", "A4"), casino=ctx.site.casino)
         name = f"roads-export-{manifest['data_digest'][:12]}"
         return Path(shutil.make_archive(str(work / name), "zip", bundle))
@@ -300,39 +277,45 @@ def _export_zip(ctx: Context, form: dict[str, str], user: str) -> Path:
         raise
 
 
-def _act(ctx: Context, table_id: str, kind: str, data: dict[str, Any], user: str) -> str:
-    """Run one operator action through the same journal actions the API uses."""
+#: Operator screen actions -> the service action (and so the permission) they need.
+_ACTIONS = {"coup": "enter_coup", "open_shoe": "open_shoe", "close_shoe": "close_shoe",
+            "close_table": "close_table", "ask": "ask", "preview": "preview",
+            "request_correction": "request_correction", "approve": "decide_correction",
+            "reject": "decide_correction"}
+
+
+def _act(ctx: Context, table_id: str, kind: str, data: dict[str, Any], user: Actor) -> str:
+    """Run one operator action through the live-table service (as the API does)."""
+    service = ctx.service
     if kind == "preview":
-        p = _entry(data).payload()
+        p = canonical_fields(from_operator(data))
         return f"{p['outcome']} {p['player_total']}-{p['banker_total']}"
     if kind == "coup":
-        event = ctx.journal.run(enter_coup(table_id, _entry(data), user))
+        event, _ = service.enter_coup(user, table_id, from_operator(data))
         return f"coup {event.payload['coup']}: {event.payload['outcome']}"
     if kind == "open_shoe":
         shoe_id = str(data.get("shoe_id") or "").strip() or \
             datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-        ctx.journal.run(open_shoe(table_id, shoe_id, str(data.get("rules") or "standard-8"),
-                                  user))
+        service.open_shoe(user, table_id, shoe_id, str(data.get("rules") or "standard-8"))
         return f"shoe {shoe_id} opened"
     if kind == "close_shoe":
-        event = ctx.journal.run(close_shoe(table_id, user))
-        ctx.store.seal(table_id, event.shoe_id or "")
-        return f"shoe {event.shoe_id} closed and sealed"
+        closed, _ = service.close_shoe(user, table_id)
+        return f"shoe {closed.shoe_id} closed and sealed"
     if kind == "close_table":
-        ctx.journal.run(close_table(table_id, user))
+        service.close_table(user, table_id)
         return "table closed"
     if kind == "ask":
         outcome = "B" if data.get("outcome") == "B" else "P"
         return f"asked {outcome}? on {ctx.hub.ask(table_id, outcome)} screens"
     if kind == "request_correction":
         amend = data.get("outcome") or data.get("player_cards")
-        event = ctx.journal.run(request_correction(
-            table_id, str(data["shoe_id"]), int(data["coup"]), user, str(data.get("reason", "")),
-            _entry(data) if amend else None))
+        event = service.request_correction(
+            user, table_id, str(data["shoe_id"]), int(data["coup"]),
+            str(data.get("reason", "")), from_operator(data) if amend else None)
         return f"correction of coup {event.payload['coup']} requested (#{event.seq})"
     approve = kind == "approve"
-    event = ctx.journal.run(decide_correction(int(data["request"]), user, approve,
-                                              str(data.get("note", ""))))
+    event = service.decide_correction(user, int(data["request"]), approve,
+                                      str(data.get("note", "")))
     return f"request #{data['request']} {'approved' if approve else 'rejected'} ({event.kind})"
 
 

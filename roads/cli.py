@@ -55,6 +55,21 @@ def _emit_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False))
 
 
+def open_store(path: Path) -> Any:
+    """The store at ``path`` for a command that only reads: exit 2 with ``no store at
+    PATH`` when there is none, and nothing is created."""
+    from roads.store import Store
+
+    return Store.open(path)
+
+
+def create_store(path: Path) -> Any:
+    """The store at ``path`` for a command that writes (made when there is none)."""
+    from roads.store import Store
+
+    return Store.create(path)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="roads")
 def main() -> None:
@@ -178,7 +193,7 @@ def odds_cmd(rules_name: str, decks: int | None, seen: str, counts: str, effects
 @click.option("--seed", type=click.IntRange(min=0, max=2**64 - 1),
               help="Run seed (default: random, printed).")
 @click.option("--out", type=click.Path(path_type=Path), default=DEFAULT_STORE,
-              show_default=True, help="Dataset directory (coups/ and shoes/ go inside).")
+              show_default=True, help="Store to deal into (made if there is none).")
 @click.option("--start", type=click.DateTime(formats=["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S"]),
               help="Simulated clock start, UTC (default 2026-01-01).")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary of the run.")
@@ -200,7 +215,7 @@ def simulate_cmd(shoes: int, tables: int, rules_name: str, seed: int | None, out
     sim = Simulation(rules=rules, shoes=shoes, seed=seed, tables=tables, start=begin)
     with tqdm(total=shoes, unit="shoe", disable=quiet or as_json, file=sys.stderr,
               desc="dealing") as bar:
-        files, coups = write_simulation(sim, out, lambda n, _c: bar.update(n))
+        files, coups = write_simulation(sim, create_store(out), lambda n, _c: bar.update(n))
     summary = {"rules": rules.name, "seed": seed, "shoes": shoes, "tables": tables,
                "coups": coups, "out": str(out), "files": [str(f) for f in files]}
     if as_json:
@@ -218,21 +233,25 @@ def simulate_cmd(shoes: int, tables: int, rules_name: str, seed: int | None, out
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 @input_errors
 def summary_cmd(store: Path, limit: int, as_json: bool) -> None:
-    """Per-shoe summary of a dataset: coups, Banker/Player/Tie, pairs, naturals."""
-    from roads.summary import shoe_summary
+    """Per-shoe summary of a store: coups, Banker/Player/Tie, pairs, naturals (corrections
+    applied, open shoes marked)."""
+    from roads.reports import summary
 
-    table = shoe_summary(store).tail(limit)
+    table, total = summary(open_store(store), limit)
     if as_json:
-        _emit_json(table.to_dicts())
+        _emit_json({"shoes": total, "shown": table.height, "rows": table.to_dicts()})
         return
     if table.is_empty():
         click.echo(f"no shoes in {store}")
         return
+    click.echo(f"the last {table.height:,} of {total:,} shoe(s), oldest first"
+               + (" (--limit to see more)" if table.height < total else ""))
     click.echo(f"{'table':<8} {'shoe':<18} {'rules':<11} {'coups':>5} {'B':>4} {'P':>4} "
                f"{'T':>4} {'BP':>3} {'PP':>3} {'nat':>4}  outcomes")
     for row in table.iter_rows(named=True):
+        shoe = row["shoe_id"] + (" (open)" if row["open"] else "")
         click.echo(
-            f"{row['table_id']:<8} {row['shoe_id']:<18} {row['rules'] or '':<11} "
+            f"{row['table_id']:<8} {shoe:<18} {row['rules'] or '':<11} "
             f"{row['coups']:>5} {row['banker']:>4} {row['player']:>4} {row['tie']:>4} "
             f"{row['banker_pairs']:>3} {row['player_pairs']:>3} {row['naturals']:>4}  "
             f"{row['outcomes'][:40]}{'…' if len(row['outcomes']) > 40 else ''}"
@@ -285,14 +304,10 @@ def board_cmd(outcomes: str | None, leading_ties: str, store: Path | None,
 
 
 def _stored_board(store: Path, table_id: str, shoe_id: str, leading_ties: str) -> Any:
-    import polars as pl
-
     from roads.board import Board
-    from roads.store.parquet import scan
+    from roads.store import Selection
 
-    rows = (scan(store, "coups")
-            .filter((pl.col("table_id") == table_id) & (pl.col("shoe_id") == shoe_id))
-            .sort("coup").collect())
+    rows = open_store(store).read.coups(Selection(table_id, shoe_id))
     if rows.is_empty():
         raise InputError(f"no coups of table {table_id!r} shoe {shoe_id!r} in {store}")
     return Board.from_coups(rows.iter_rows(named=True), leading_ties)  # type: ignore[arg-type]
@@ -326,7 +341,6 @@ def ingest_cmd(files: tuple[Path, ...], store: Path, fmt: str, table_id: str | N
 
     from roads.ingest.readers import FIELDS, ReadOptions
     from roads.ingest.run import ingest
-    from roads.store.store import Store
 
     mapping = {}
     for item in mappings:
@@ -338,8 +352,8 @@ def ingest_cmd(files: tuple[Path, ...], store: Path, fmt: str, table_id: str | N
     options = ReadOptions(format=fmt, table_id=table_id, shoe_id=shoe_id, mapping=mapping)
     with tqdm(total=len(files), unit="file", disable=as_json or len(files) < 2,
               file=sys.stderr, desc="ingesting") as bar:
-        result = ingest(list(files), Store(store), options, get_rules(rules_name),
-                        lambda _p: bar.update(1))
+        result = ingest(list(files), create_store(store), options, get_rules(rules_name),
+                        lambda _p: bar.update(1), actor=os.environ.get("USER", "cli"))
     if as_json:
         _emit_json(result.report)
     else:
@@ -381,27 +395,13 @@ def _slice_options(func: F) -> F:
 
 def _slice_report(store: Path, table_id: str | None, shoe_id: str | None,
                   start: datetime | None, end: datetime | None,
-                  level: float) -> tuple[dict[str, Any], Any]:
-    from roads.stats.report import report, shoe_odds, slice_coups, store_report
-    from roads.store.store import Store
+                  level: float) -> dict[str, Any]:
+    from roads.reports import statistics
+    from roads.store import Selection
 
-    s = Store(store)
-    shoes = s.read_shoes()
-    whole = table_id is None and shoe_id is None and start is None and end is None
-    if whole and (fast := store_report(s, level)) is not None:
-        # The whole store: per-file partials, read two files at a time.
-        from roads.store.parquet import scan
-        from roads.stats.integrity import integrity_checks
-
-        coups = scan(store, "coups").collect()
-        fast["integrity"] = integrity_checks(coups, shoes)
-        return fast, coups
-    coups = slice_coups(s.read_coups(table_id, shoe_id), start.date() if start else None,
-                        end.date() if end else None)
-    result = report(coups, shoes, level)
-    if shoe_id is not None:
-        result["live_odds"] = shoe_odds(coups, shoes)
-    return result, coups
+    sel = Selection(table_id, shoe_id, start.date() if start else None,
+                    end.date() if end else None)
+    return statistics(open_store(store), sel, level)
 
 
 @main.command("stats")
@@ -411,7 +411,7 @@ def stats_cmd(store: Path, table_id: str | None, shoe_id: str | None, start: dat
               end: datetime | None, level: float, as_json: bool) -> None:
     """Outcome statistics against their exact expectations, randomness tests and integrity
     findings for a shoe, a table, a date range or everything (docs/stats.md)."""
-    result, _ = _slice_report(store, table_id, shoe_id, start, end, level)
+    result = _slice_report(store, table_id, shoe_id, start, end, level)
     if as_json:
         _emit_json(result)
         return
@@ -459,14 +459,15 @@ def _print_checks(result: dict[str, Any]) -> None:
 def check_cmd(store: Path, table_id: str | None, shoe_id: str | None, start: datetime | None,
               end: datetime | None, level: float, as_json: bool) -> None:
     """Integrity and randomness checks; exit 1 when anything is flagged."""
-    result, coups = _slice_report(store, table_id, shoe_id, start, end, level)
+    result = _slice_report(store, table_id, shoe_id, start, end, level)
     flagged = bool(result["integrity"]) or bool(
         result["randomness"] and result["randomness"]["flagged"])
+    coups = int(result["statistics"]["coups"])
     if as_json:
-        _emit_json({"flagged": flagged, "coups": coups.height,
+        _emit_json({"flagged": flagged, "coups": coups,
                     "randomness": result["randomness"], "integrity": result["integrity"]})
     else:
-        click.echo(f"{coups.height:,} coups checked: "
+        click.echo(f"{coups:,} coups checked: "
                    + ("FLAGGED" if flagged else "nothing flagged"))
         _print_checks(result)
     if flagged:
@@ -504,7 +505,6 @@ def export_cmd(store: Path, table_id: str | None, shoe_id: str | None, day: date
     events as CSV and Parquet (and XLSX), with manifest.json (SHA-256 of every file) and an
     optional signature."""
     from roads.audit.bundle import Slice, export_bundle
-    from roads.store.store import Store
 
     if shoe_id is None and day is None and start is None and end is None:
         raise InputError("choose --shoe S, --table T --date D, or --from D --to D")
@@ -513,7 +513,7 @@ def export_cmd(store: Path, table_id: str | None, shoe_id: str | None, day: date
     what = Slice(table_id, shoe_id, day.date() if day else None,
                  start.date() if start else None, end.date() if end else None)
     chosen = tuple(f.strip().lower() for f in formats.split(",") if f.strip())
-    manifest = export_bundle(Store(store), what, out, exported_by, key_file,
+    manifest = export_bundle(open_store(store), what, out, exported_by, key_file,
                              tuple(f for f in chosen if f in ("pdf", "xlsx")) +
                              tuple(f for f in chosen if f not in ("pdf", "xlsx", "csv",
                                                                   "parquet")),
@@ -556,9 +556,8 @@ def audit_cmd(store: Path, table_id: str | None, start: datetime | None, end: da
     """Every journaled action (entries, corrections, approvals, seals, purges) with who
     and when."""
     from roads.audit.trail import audit_trail
-    from roads.store.store import Store
 
-    rows = audit_trail(Store(store), table_id, start.date() if start else None,
+    rows = audit_trail(open_store(store), table_id, start.date() if start else None,
                        end.date() if end else None)
     if as_json:
         _emit_json(rows)
@@ -583,9 +582,8 @@ def audit_cmd(store: Path, table_id: str | None, start: datetime | None, end: da
 def purge_cmd(store: Path, before: datetime, profile: str, actor: str) -> None:
     """Delete stored days older than --before; refused inside the retention period."""
     from roads.audit.trail import purge
-    from roads.store.store import Store
 
-    removed = purge(Store(store), before.date(), actor, profile)
+    removed = purge(open_store(store), before.date(), actor, profile)
     click.echo(f"purged {len(removed)} partition(s) before {before.date().isoformat()}")
 
 
@@ -633,11 +631,12 @@ def batch_roads_cmd(engine: str, master: str, partitions: int, out: Path, store:
     """Per-shoe roads (columns, ties, marks, asks, streaks) into OUT/roads/ as Parquet."""
     from roads.scale import engines as e
 
+    source = open_store(store)
     if engine == "spark":
-        result = e.roads_spark(store, out, leading_ties,  # type: ignore[arg-type]
+        result = e.roads_spark(source, out, leading_ties,  # type: ignore[arg-type]
                                e.SparkOptions(master, partitions))
     else:
-        result = e.roads_local(store, out, leading_ties)  # type: ignore[arg-type]
+        result = e.roads_local(source, out, leading_ties)  # type: ignore[arg-type]
     click.echo(f"roads of {result.height:,} shoes ({int(result['coups'].sum()):,} coups) "
                f"-> {out / 'roads'}")
 
@@ -654,10 +653,11 @@ def batch_stats_cmd(engine: str, master: str, partitions: int, out: Path, store:
     OUT/stats.json. Exit 1 when a test is flagged."""
     from roads.scale import engines as e
 
+    source = open_store(store)
     if engine == "spark":
-        result = e.stats_spark(store, out, level, e.SparkOptions(master, partitions))
+        result = e.stats_spark(source, out, level, e.SparkOptions(master, partitions))
     else:
-        result = e.stats_local(store, out, level)
+        result = e.stats_local(source, out, level)
     stats = result["statistics"]
     click.echo(f"{stats['coups']:,} coups in {stats['shoes']:,} shoes -> {out / 'stats.json'}; "
                f"randomness flagged: {result['randomness']['flagged']}")
@@ -679,10 +679,11 @@ def batch_simulate_cmd(engine: str, master: str, partitions: int, out: Path, sho
     from roads.simulate import Simulation
 
     sim = Simulation(get_rules(rules_name), shoes=shoes, seed=seed, tables=tables)
+    target = create_store(out)
     if engine == "spark":
-        coups = e.simulate_spark(sim, out, e.SparkOptions(master, partitions))
+        coups = e.simulate_spark(sim, target, e.SparkOptions(master, partitions))
     else:
-        coups = e.simulate_local(sim, out)
+        coups = e.simulate_local(sim, target)
     click.echo(f"dealt {shoes:,} shoes ({coups:,} coups) on {engine} into {out}")
 
 
@@ -697,12 +698,12 @@ def store_group() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 @input_errors
 def store_info_cmd(store: Path, as_json: bool) -> None:
-    """Partitions, files, rows and bytes; the journal's head and chain check.
+    """Files, rows and bytes; the journal's head and chain check; the cheap checks (every
+    journaled file present at its size, nothing unaccounted for, the checkpoints hold).
 
-    Exits 1 when the journal's hash chain is broken."""
-    from roads.store.store import Store
-
-    info = Store(store).info()
+    Exits 1 when any of them fails (`roads store verify` re-reads every byte)."""
+    info = open_store(store).info()
+    broken = not info["journal"]["chain_ok"] or info["problems"]
     if as_json:
         _emit_json(info)
     else:
@@ -713,7 +714,45 @@ def store_info_cmd(store: Path, as_json: bool) -> None:
         j = info["journal"]
         state = "chain intact" if j["chain_ok"] else f"CHAIN BROKEN: {j['problem']}"
         click.echo(f"journal {j['events']:,} events, head {j['head'][:16]}…, {state}")
-    if not info["journal"]["chain_ok"]:
+        for problem in info["problems"]:
+            click.echo(f"PROBLEM {problem['kind']}: {problem['where']}: {problem['detail']}")
+    if broken:
+        sys.exit(1)
+
+
+@store_group.command("verify")
+@click.option("--store", type=click.Path(path_type=Path), default=DEFAULT_STORE,
+              show_default=True, help="Store directory.")
+@click.option("--deep", is_flag=True, help="Also decode every row and recompute each file's "
+                                           "content digest.")
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+@input_errors
+def store_verify_cmd(store: Path, deep: bool, as_json: bool, quiet: bool) -> None:
+    """Re-read every stored file and the journal: files missing, altered or not accounted
+    for, shoes held twice, sealed shoes that differ from their journal events, chain breaks
+    and checkpoints that no longer hold. Exit 0 when all holds, 1 naming the first problem
+    of each kind."""
+    from tqdm import tqdm
+
+    from roads.store.verify import verify
+
+    s = open_store(store)
+    with tqdm(unit="coup", unit_scale=True, disable=quiet or as_json, file=sys.stderr,
+              desc="verifying") as bar:
+        report = verify(s, deep=deep, progress=bar.update)
+    if as_json:
+        _emit_json(report.to_json())
+    elif report.ok:
+        click.echo(f"OK: {report.files:,} files ({report.bytes / 1e6:,.1f} MB, "
+                   f"{report.coups:,} coups), {report.events:,} journal events, "
+                   f"{report.sealed_shoes:,} sealed shoes checked against the journal")
+    else:
+        for problem in report.first_of_each_kind():
+            more = sum(p["kind"] == problem["kind"] for p in report.problems) - 1
+            click.echo(f"FAILED {problem['kind']}: {problem['where']}: {problem['detail']}"
+                       + (f" (and {more} more)" if more else ""))
+    if not report.ok:
         sys.exit(1)
 
 
@@ -726,11 +765,10 @@ def store_info_cmd(store: Path, as_json: bool) -> None:
 @input_errors
 def store_compact_cmd(store: Path, before: datetime | None, as_json: bool) -> None:
     """Merge the part files of every closed day into one file per day (crash-safe)."""
-    from roads.store.store import Store
-
-    s = Store(store)
+    s = open_store(store)
     sealed = s.seal_pending()
-    report = s.compact(before.date() if before else None)
+    report = s.compact(before.date() if before else None,
+                       os.environ.get("USER", "cli"))
     report["shoes_sealed"] = len(sealed)
     if as_json:
         _emit_json(report)

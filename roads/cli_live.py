@@ -9,16 +9,50 @@ from pathlib import Path
 import click
 
 from roads.auth import ROLES, Auth
-from roads.cli import DEFAULT_STORE, _emit_json, input_errors, main
-from roads.store.store import Store
+from roads.cli import DEFAULT_STORE, _emit_json, create_store, input_errors, main, open_store
+from roads.errors import InputError
 
 _STORE = click.option("--store", type=click.Path(path_type=Path), default=DEFAULT_STORE,
                       show_default=True, help="Store directory.")
+DEMO_STORE = Path("data/demo")
+DEMO_USERS = (("dealer", "dealer"), ("supervisor", "supervisor"), ("auditor", "auditor"))
 
 
-def _auth(store: Path) -> Auth:
-    s = Store(store)
+def _auth(store: Path, create: bool = False) -> Auth:
+    s = create_store(store) if create else open_store(store)
     return Auth(store, s.journal)
+
+
+def _port_free(host: str, port: int) -> None:
+    """Refuse a taken port before anything is written (a second server would fail late)."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise InputError(f"{host}:{port} is taken ({exc.strerror}); stop the other "
+                             "server or choose --port") from None
+
+
+def _demo_store(path: Path) -> None:
+    """The demo deals only into a store it made: refuse one that holds real tables."""
+    from roads.store import Store
+
+    if not (path / "journal.sqlite").is_file():
+        Store.create(path, purpose="demo")
+        return
+    store = Store.open(path)
+    if store.purpose == "demo":
+        return
+    real = sorted({str(t) for t in store.read.shoes()["table_id"].to_list()}
+                  | set(store.journal.tables()))
+    if real:
+        raise InputError(f"{path} holds tables the demo did not create ({', '.join(real[:5])}"
+                         f"{', …' if len(real) > 5 else ''}); the demo uses its own store "
+                         f"(default {DEMO_STORE}), give --store a new directory")
+    Store.create(path, purpose="demo")
 
 
 def _password(prompt: bool) -> str:
@@ -40,24 +74,39 @@ def _password(prompt: bool) -> str:
 @input_errors
 def serve_cmd(store: Path, host: str, port: int, config_path: Path | None, demo: bool,
               demo_tables: int, pace: float) -> None:
-    """Serve the dashboard, table screens (/table/ID), operator entry and the HTTP API."""
+    """Serve the dashboard, table screens (/table/ID), operator entry and the HTTP API.
+
+    Without --demo the store must exist. With --demo the simulated tables deal into their
+    own store (data/demo unless --store names one), never into a store with real tables;
+    the demo logins are printed at every start."""
     import uvicorn
 
     from dashboard.app import create_app
     from dashboard.config import load_config
     from dashboard.demo import start_demo
 
-    app, ctx = create_app(store, load_config(config_path))
+    site = load_config(config_path)
+    source = click.get_current_context().get_parameter_source("store")
+    if demo and source is not None and source.name == "DEFAULT":
+        store = DEMO_STORE
+    _port_free(host, port)
+    if demo:
+        _demo_store(store)
+    else:
+        open_store(store)
+    app, ctx = create_app(store, site, create=False)
     if demo:
         tables = [f"T{i:02d}" for i in range(1, demo_tables + 1)]
-        if not ctx.auth.users():
-            for name, role in (("dealer", "dealer"), ("supervisor", "supervisor"),
-                               ("auditor", "auditor")):
-                password = secrets.token_urlsafe(12)
+        known = {u["name"] for u in ctx.auth.users()}
+        for name, role in DEMO_USERS:
+            password = secrets.token_urlsafe(12)
+            if name in known:
+                ctx.auth.set_password(name, password, by="demo")
+            else:
                 ctx.auth.add_user(name, role, password, by="demo")
-                click.echo(f"demo user {name} ({role}) password: {password}")
-        start_demo(ctx.store, tables, pace)
-        click.echo(f"demo: {demo_tables} tables dealing a coup every ~{pace:g} s")
+            click.echo(f"demo user {name} ({role}) password: {password}")
+        start_demo(ctx.service, tables, pace)
+        click.echo(f"demo: {demo_tables} tables dealing a coup every ~{pace:g} s into {store}")
     click.echo(f"Dashboard: http://{host}:{port}/   table screen: http://{host}:{port}/table/"
                f"{ctx.table_ids()[0] if ctx.table_ids() else 'T01'}   API: "
                f"http://{host}:{port}/openapi.json", err=False)
@@ -79,7 +128,7 @@ def users_group() -> None:
 @input_errors
 def users_add_cmd(name: str, role: str, password_stdin: bool, store: Path) -> None:
     """Add a user (the password is hashed with scrypt; never stored)."""
-    _auth(store).add_user(name, role, _password(not password_stdin))
+    _auth(store, create=True).add_user(name, role, _password(not password_stdin))
     click.echo(f"user {name} added as {role}")
 
 

@@ -201,12 +201,12 @@ def test_stats_and_check_commands(tmp_path: Path) -> None:
     assert clean.exit_code == 0 and "nothing flagged" in clean.output
     # A shoe dealt twice makes check fail.
     from roads.store.parquet import scan
-    from roads.store.store import Store
+    from roads.store import Selection, Store
 
     coups = scan(store, "coups").collect()
     copy = coups.filter(pl.col("shoe_id") == "sim5-0000001").with_columns(
         pl.lit("AGAIN").alias("shoe_id"))
-    Store(store).append(copy, None, {"source": "import"})
+    Store.create(store).append(copy, None, {"source": "import"})
     flagged = CliRunner().invoke(main, ["check", "--store", str(store), "--json"])
     assert flagged.exit_code == 1
     report = json.loads(flagged.output)

@@ -23,6 +23,7 @@ from fpdf import FPDF
 from roads.audit.svgpdf import draw_svg
 from roads.board import Board
 from roads.render import scoreboard_svg
+from roads.store import MARK
 
 FORMATS = ("A4", "Letter")
 _FONT_DIR = Path("/usr/share/fonts/truetype/dejavu")
@@ -146,11 +147,16 @@ def _cover(pdf: _Report, meta: dict[str, Any], coups: pl.DataFrame,
         assert isinstance(first, datetime) and isinstance(last, datetime)
         period = f"{first:%Y-%m-%d %H:%M:%S} – {last:%Y-%m-%d %H:%M:%S} UTC"
     rules = sorted({str(r) for r in shoes["rules"].drop_nulls()}) if shoes.height else []
+    voided = coups.filter(pl.col(MARK) == "voided").height if MARK in coups.columns else 0
+    open_shoes = [f"{t}/{s}" for t, s, o in shoes.select("table_id", "shoe_id", "open")
+                  .iter_rows() if o] if "open" in shoes.columns else []
     lines = [
         ("Tables", ", ".join(sorted(set(coups["table_id"].to_list())))),
         ("Shoes", f"{coups.select('table_id', 'shoe_id').unique().height}: " +
          ", ".join(sorted(set(coups["shoe_id"].to_list())))[:600]),
-        ("Coups", f"{coups.height:,}"),
+        ("Coups", f"{coups.height:,}" + (f" ({voided:,} voided, listed and marked)"
+                                          if voided else "")),
+        ("Open shoes", ", ".join(open_shoes) or "none: every shoe was closed"),
         ("Rule sets", ", ".join(rules) or "not recorded"),
         ("Road conventions", "ROADS.md: leading ties drawn on the first Big Road cell "
                              "(first-cell); derived roads from logical column lengths; "
@@ -175,12 +181,15 @@ def _cover(pdf: _Report, meta: dict[str, Any], coups: pl.DataFrame,
                    "Statistics are information about the recorded coups, not advice.")
 
 
-def _shoe_pages(pdf: _Report, shoe: pl.DataFrame) -> None:
+def _shoe_pages(pdf: _Report, shoe: pl.DataFrame, still_open: bool) -> None:
     first = shoe.row(0, named=True)
     pdf.add_page()
-    pdf.heading(f"Table {first['table_id']} — shoe {first['shoe_id']} ({shoe.height} coups)")
     rows = shoe.to_dicts()
-    svg = scoreboard_svg(Board.from_coups(rows), theme="classic")
+    standing = [r for r in rows if r.get(MARK) != "voided"]
+    state = ", OPEN: still in play when exported" if still_open else ""
+    pdf.heading(f"Table {first['table_id']} — shoe {first['shoe_id']} ({len(standing)} coups"
+                f"{state})")
+    svg = scoreboard_svg(Board.from_coups(standing), theme="classic")
     usable = pdf.w - pdf.l_margin - pdf.r_margin
     width = float(svg.split('width="', 1)[1].split('"', 1)[0])
     height = float(svg.split('height="', 1)[1].split('"', 1)[0])
@@ -192,10 +201,13 @@ def _shoe_pages(pdf: _Report, shoe: pl.DataFrame) -> None:
     pdf.set_font(pdf.family, "", 7)
     pdf.set_y(pdf.get_y() + draw_h + 4)
     pdf.grid(["coup", "outcome", "player cards", "banker cards", "totals", "pairs / natural",
-               "source", "dealt at (UTC)"], [11, 14, 26, 26, 13, 30, 18, 44],
+               "entered (by)", "dealt at (UTC)", "correction"],
+              [10, 13, 22, 22, 11, 24, 32, 33, 15],
               ([str(r["coup"]), str(r["outcome"]), _cards(r["player_cards"]),
-                _cards(r["banker_cards"]), _totals(r), _flags(r), str(r["source"]),
-                f"{r['dealt_at']:%Y-%m-%d %H:%M:%S.%f}" if r["dealt_at"] else ""]
+                _cards(r["banker_cards"]), _totals(r), _flags(r),
+                f"{r['entry'] or r['source']} ({r['entered_by'] or '-'})",
+                f"{r['dealt_at']:%Y-%m-%d %H:%M:%S}" if r["dealt_at"] else "",
+                str(r.get(MARK) or "")]
                for r in rows))
 
 
@@ -214,9 +226,11 @@ def _corrections(pdf: _Report, corrections: pl.DataFrame) -> None:
                 "void" if r["kind"] == "coup_voided" else "amend",
                 " ".join(x for x in (r["original_outcome"], r["original_player_cards"],
                                      r["original_banker_cards"]) if x),
+                "—" if r["kind"] == "coup_voided" else
                 " ".join(x for x in (r["amended_outcome"], r["amended_player_cards"],
                                      r["amended_banker_cards"]) if x),
-                str(r["operator"] or ""), str(r["approver"] or ""), str(r["reason"] or "")]
+                str(r["requested_by"] or ""), str(r["approved_by"] or ""),
+                str(r["reason"] or "")]
                for r in corrections.iter_rows(named=True)))
 
 
@@ -267,7 +281,7 @@ def _needs_unicode(meta: dict[str, Any], coups: pl.DataFrame,
     """Whether any recorded text falls outside Latin-1 (the PDF core fonts)."""
     texts = [str(v) for v in meta.values() if v is not None]
     texts += coups["table_id"].unique().to_list() + coups["shoe_id"].unique().to_list()
-    for column in ("operator", "approver", "reason"):
+    for column in ("requested_by", "approved_by", "reason"):
         texts += [t for t in corrections[column].to_list() if t]
 
     def latin1(text: str) -> bool:
@@ -289,9 +303,11 @@ def write_pdf(path: Path, *, coups: pl.DataFrame, shoes: pl.DataFrame,
     pdf.set_title("Baccarat Roads compliance export")
     pdf.set_creator(f"baccarat-roads {meta['software_version']}")
     _cover(pdf, meta, coups, shoes)
-    for _, shoe in coups.sort("table_id", "shoe_id", "coup").group_by(
+    still_open = {(t, s) for t, s, o in shoes.select("table_id", "shoe_id", "open").iter_rows()
+                  if o} if "open" in shoes.columns else set()
+    for (table_id, shoe_id), shoe in coups.sort("table_id", "shoe_id", "coup").group_by(
             "table_id", "shoe_id", maintain_order=True):
-        _shoe_pages(pdf, shoe)
+        _shoe_pages(pdf, shoe, (table_id, shoe_id) in still_open)
         if progress is not None:
             progress(shoe.height)
     _corrections(pdf, corrections)

@@ -1,16 +1,14 @@
-"""The coups of an export, a bounded chunk at a time.
+"""An export's coups written a bounded chunk at a time.
 
-A month of a casino group is tens of millions of coups: the bundle's ``coups`` table is read
-part file by part file in Arrow batches, filtered to the slice, corrected (the store's one
-:func:`~roads.store.store.apply_corrections`), and appended to the CSV and the Parquet file
-in the same pass, so memory holds one chunk whatever the range.
+A month of a casino group is tens of millions of coups: the store's read port hands them
+over in chunks (file by file, corrections applied), and each chunk is appended to the CSV and
+the Parquet file in the same pass, so memory holds one chunk whatever the range.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from datetime import date
 from pathlib import Path
 
 import polars as pl
@@ -18,46 +16,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from roads.files import commit, temporary_name
-from roads.store.parquet import parts
-from roads.schema import conform
-from roads.store.journal import Event
-from roads.store.store import Store, apply_corrections
-
-CHUNK_ROWS = 250_000
-
-
-def _in_slice(frame: pl.DataFrame, table_id: str | None, shoe_id: str | None,
-              day: date | None, start: date | None, end: date | None) -> pl.DataFrame:
-    when = pl.col("dealt_at").dt.date()
-    keep = pl.lit(True)
-    if table_id is not None:
-        keep &= pl.col("table_id") == table_id
-    if shoe_id is not None:
-        keep &= pl.col("shoe_id") == shoe_id
-    if day is not None:
-        keep &= when == day
-    if start is not None:
-        keep &= when >= start
-    if end is not None:
-        keep &= when <= end
-    return frame.filter(keep)
-
-
-def coup_chunks(store: Store, events: list[Event], table_id: str | None = None,
-                shoe_id: str | None = None, day: date | None = None,
-                start: date | None = None, end: date | None = None,
-                rows: int = CHUNK_ROWS) -> Iterator[pl.DataFrame]:
-    """The slice's coups with corrections applied: sealed Parquet first, then live shoes."""
-    for path in parts(store.root, "coups"):
-        for batch in pq.ParquetFile(path).iter_batches(batch_size=rows):
-            frame = _in_slice(conform(pl.from_arrow(batch), "coups"),  # type: ignore[arg-type]
-                              table_id, shoe_id, day, start, end)
-            if frame.height:
-                yield apply_corrections(frame, events)
-    for live in store.unsealed_coups(events):
-        frame = _in_slice(live, table_id, shoe_id, day, start, end)
-        if frame.height:
-            yield apply_corrections(frame, events).sort("coup")
 
 
 def write_chunks(csv_path: Path, parquet_path: Path, chunks: Iterator[pl.DataFrame],

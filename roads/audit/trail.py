@@ -7,13 +7,11 @@ anything younger than that, and journals what it deletes before deleting it.
 
 from __future__ import annotations
 
-import shutil
 from datetime import UTC, date, datetime
-from pathlib import Path
 from typing import Any
 
 from roads.errors import InputError
-from roads.store.store import Store
+from roads.store import Store
 
 #: Minimum retention in years by jurisdiction profile (as publicly summarised; check the
 #: regulation before relying on a figure).
@@ -61,26 +59,15 @@ def purge(store: Store, before: date, actor: str, profile: str = "default",
           today: date | None = None) -> list[str]:
     """Delete the day partitions older than ``before``; refuse inside the retention period.
 
-    The deletion is journaled (who, when, which partitions, under which profile) before any
-    file goes, so the record of it survives even a crash half-way.
+    Both the partition's date and the journal's own time count: a partition is kept while
+    it is younger than the period, and also while it holds anything the journal received
+    inside the period (a backdated coup cannot make fresh data look old). The deletion is
+    journaled (who, which files, under which profile) before any file goes.
     """
     cutoff = retention_cutoff(profile, today)
     if before > cutoff:
         raise InputError(f"refused: {before.isoformat()} is inside the {profile} retention "
                          f"period ({RETENTION_YEARS[profile]} years: data from "
                          f"{cutoff.isoformat()} on must be kept)")
-    doomed: list[Path] = []
-    for table in ("coups", "shoes"):
-        for partition in sorted((store.root / table).glob("date=*")):
-            label = partition.name.removeprefix("date=")
-            if label != "undated" and date.fromisoformat(label) < before:
-                doomed.append(partition)
-    names = [str(p.relative_to(store.root)) for p in doomed]
-    if not doomed:
-        return []
-    store.journal.append("data_purged", "*", None,
-                         {"before": before.isoformat(), "partitions": names,
-                          "profile": profile}, actor)
-    for partition in doomed:
-        shutil.rmtree(partition)
-    return names
+    keep_since = datetime.combine(cutoff, datetime.min.time(), UTC)
+    return store.purge(before, keep_since, actor, profile)

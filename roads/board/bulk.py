@@ -14,19 +14,13 @@ thousands of shoes, the fixtures and the edge cases.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
-
 import numba as nb
 import numpy as np
 import polars as pl
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from roads.board.board import LEADING_TIES, LeadingTies
 from roads.errors import InputError
-from roads.store.parquet import parts as part_files
-from roads.store.parquet import scan
 from roads.schema import Outcome, grouped_by_shoe
 
 #: One row per shoe. Mark strings hold ``R``/``B`` per mark in entry order; the asks hold
@@ -271,10 +265,10 @@ def _dictionary(column: pa.ChunkedArray) -> pa.DictionaryArray:
     return array
 
 
-def _file_roads(path: Path, leading_ties: LeadingTies) -> pa.Table:
-    """Roads of the shoes in one part file, comparing keys by their dictionary codes."""
-    table = pq.read_table(path, columns=["table_id", "shoe_id", "coup", "outcome"],
-                          read_dictionary=["table_id", "shoe_id", "outcome"])
+def table_roads(table: pa.Table, leading_ties: LeadingTies = "first-cell") -> pa.Table:
+    """Roads of the shoes in one stored file's ``table_id, shoe_id, coup, outcome`` (keys
+    as dictionaries, as the store's read port gives them): shoes are found by comparing
+    integer codes."""
     if table.num_rows == 0:
         return pl.DataFrame(schema=SHOE_ROADS).to_arrow()
     tables, shoes, outcomes = (_dictionary(table[c]) for c in ("table_id", "shoe_id", "outcome"))
@@ -295,30 +289,7 @@ def _file_roads(path: Path, leading_ties: LeadingTies) -> pa.Table:
     outcome = lut[outcomes.indices.to_numpy()]
     if (outcome < 0).any():
         bad = outcomes.dictionary[int(outcomes.indices[int(np.argmin(outcome))].as_py())]
-        raise InputError(f"{path}: outcome {bad} is not B, P or T")
+        raise InputError(f"outcome {bad} is not B, P or T")
     first = np.flatnonzero(starts)
     return _roads_table(outcome, starts, tables.dictionary.take(pa.array(t_codes[first])),
                         shoes.dictionary.take(pa.array(s_codes[first])), leading_ties)
-
-
-def store_roads(store: Path, leading_ties: LeadingTies = "first-cell") -> pl.DataFrame:
-    """Per-shoe roads for every shoe of a stored dataset, one part file at a time.
-
-    Part files hold whole shoes sorted by (table, shoe, coup), as the writers produce them;
-    keys are read as Parquet dictionaries so shoes are found by integer codes. A shoe found
-    in more than one file is recomputed from all of its rows together.
-    """
-    _check_convention(leading_ties)
-    files = part_files(store, "coups")
-    if not files:
-        return pl.DataFrame(schema=SHOE_ROADS)
-    with ThreadPoolExecutor(max_workers=2) as pool:  # read one file while another computes
-        parts = list(pool.map(lambda f: _file_roads(f, leading_ties), files))
-    out = _to_frame(pa.concat_tables(parts))
-    split = out.filter(pl.struct("table_id", "shoe_id").is_duplicated())
-    if split.is_empty():
-        return out
-    keys = split.select("table_id", "shoe_id").unique()
-    rows = scan(store, "coups").join(keys.lazy(), on=["table_id", "shoe_id"]).collect()
-    whole = shoe_roads(rows, leading_ties)
-    return pl.concat([out.join(keys, on=["table_id", "shoe_id"], how="anti"), whole])

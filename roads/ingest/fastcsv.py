@@ -25,8 +25,8 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from roads.errors import InputError
 from roads import replay as k
+from roads.errors import InputError
 from roads.ingest.readers import ReadOptions, column_targets, separator_in
 from roads.ingest.validate import BOOL_CODES, OUTCOME_CODES, Hands, Parsed
 

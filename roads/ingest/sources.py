@@ -30,7 +30,6 @@ from roads.cards import CardError, parse_cards
 from roads.ingest.bounds import ID_CHARACTERS
 from roads.ingest.entry import CoupEntry, EntryError
 from roads.schema import COUPS, ENTRY_FIELDS, ID_MAX, ID_PATTERN, Outcome
-from roads.tableau import OUTCOMES
 
 Id = Annotated[StrictStr, Field(min_length=1, max_length=ID_MAX, pattern=ID_PATTERN,
                                 description=f"An id: {ID_CHARACTERS}.")]
@@ -49,7 +48,7 @@ def _field_type(name: str, dtype: pl.DataType) -> tuple[Any, Any]:
         return StrictInt | None, Field(None, ge=1, le=208,
                                        description="The coup number in the shoe.")
     if isinstance(dtype, pl.Enum) and dtype == Outcome:
-        return Literal[OUTCOMES] | None, Field(None)  # type: ignore[valid-type]
+        return Literal["B", "P", "T"] | None, Field(None)
     if isinstance(dtype, pl.List):
         return Cards | None, Field(None)
     if name.endswith("_total"):

@@ -19,27 +19,25 @@ import polars as pl
 import pyarrow as pa
 
 from roads.board.board import LeadingTies
-from roads.board.bulk import SHOE_ROADS, store_roads
-from roads.board.bulk import _file_roads as file_roads
+from roads.board.bulk import SHOE_ROADS
 from roads.engine import deal_batch, shoe_seeds
 from roads.errors import InputError
 from roads.files import publish, publish_text
-from roads.store.parquet import AtomicParquetWriter, parts, scan
+from roads.ingest.engine import batch_tables
+from roads.reports import statistics_partial, store_roads
 from roads.scale.jobs import (
     RESULT_DDL,
     STATS_ROWS,
     from_blobs,
     partial_from_rows,
-    roads_job,
+    roads_file,
     stats_file,
-    stats_job,
+    stats_frame,
     to_blob,
 )
-from roads.schema import COUPS
-from roads.simulate import Simulation, batch_tables, write_simulation
-from roads.stats.randomness import randomness_tests
-from roads.stats.report import store_partial
-from roads.stats.partials import Partial, finalize, in_shoe_order
+from roads.simulate import Simulation, write_simulation
+from roads.stats.report import report_of_partial
+from roads.store import ALL, Selection, Store, Written, write_part
 
 
 @dataclass(frozen=True)
@@ -69,13 +67,6 @@ def spark_session(options: SparkOptions) -> Any:
     return session
 
 
-def _coups_paths(store: Path) -> list[str]:
-    files = parts(store, "coups")
-    if not files:
-        raise InputError(f"{store}: no coups to process")
-    return [str(f) for f in files]
-
-
 def _spark_failure(exc: Exception) -> InputError:
     """A Spark job failure, reduced to the first line a user needs."""
     text = str(exc)
@@ -87,68 +78,68 @@ def _spark_failure(exc: Exception) -> InputError:
 
 
 # -- roads ---------------------------------------------------------------------------------
-def roads_local(store: Path, out: Path, leading_ties: LeadingTies) -> pl.DataFrame:
+def roads_local(store: Store, out: Path, leading_ties: LeadingTies) -> pl.DataFrame:
     result = store_roads(store, leading_ties)
     _write_result(out / "roads", result.to_arrow())
     return result
 
 
-def roads_spark(store: Path, out: Path, leading_ties: LeadingTies,
-                options: SparkOptions) -> pl.DataFrame:
-    spark = spark_session(options)
+def _split(rows: pl.DataFrame) -> pl.DataFrame:
+    return rows.filter(pl.struct("table_id", "shoe_id").is_duplicated()).select(
+        "table_id", "shoe_id").unique()
 
-    def job(table: pa.Table) -> pa.Table:
-        return roads_job(table, leading_ties)
+
+def roads_spark(store: Store, out: Path, leading_ties: LeadingTies,
+                options: SparkOptions) -> pl.DataFrame:
+    """The bulk roads with the clean files read and computed on the executors; the coups
+    the read port already holds (corrected files, journaled shoes) computed here."""
+    from roads.board.bulk import shoe_roads
+
+    spark = spark_session(options)
+    paths, frames = store.read.outcome_sources(ALL)
 
     def per_file(path: str) -> pa.Table:
         try:
-            return file_roads(Path(path), leading_ties)
+            return roads_file(path, leading_ties)
         except InputError as exc:  # the same words as the per-shoe job
             raise InputError(f"malformed coups: {exc}") from None
 
-    columns = ["table_id", "shoe_id", "coup", "outcome"]
     empty = pl.DataFrame(schema=SHOE_ROADS)
-    rows = _run_per_partition(spark, store, options, per_file, empty)
-    # A shoe cut across input partitions came back in pieces: recompute those whole.
-    split = rows.filter(pl.struct("table_id", "shoe_id").is_duplicated())
+    rows = _run_per_partition(spark, paths, options, per_file, empty)
+    rows = pl.concat([rows, *(shoe_roads(f, leading_ties) for f in frames if f.height)])
+    # A shoe cut across files came back in pieces: recompute those whole, from the port.
+    split = _split(rows)
     if not split.is_empty():
-        keys = split.select("table_id", "shoe_id").unique()
-        whole = _run_per_shoe(spark, store, options, columns, job, empty, keys)
-        rows = pl.concat([rows.join(keys, on=["table_id", "shoe_id"], how="anti"), whole])
+        whole = shoe_roads(store.read.coups(Selection(shoes=frozenset(split.iter_rows()))),
+                           leading_ties)
+        rows = pl.concat([rows.join(split, on=["table_id", "shoe_id"], how="anti"), whole])
     rows = rows.sort("table_id", "shoe_id")
     _write_result(out / "roads", rows.to_arrow())
     return rows
 
 
 # -- statistics ----------------------------------------------------------------------------
-def _stats_from(part: Partial, level: float) -> dict[str, Any]:
-    part = in_shoe_order(part)
-    stats = finalize(part)
-    return {"statistics": stats, "randomness": randomness_tests(stats, part.sequence, level)}
-
-
-def stats_local(store: Path, out: Path, level: float) -> dict[str, Any]:
-    result = _stats_from(store_partial(store, scan(store, "shoes").collect()), level)
+def stats_local(store: Store, out: Path, level: float) -> dict[str, Any]:
+    result = report_of_partial(statistics_partial(store), level)
     _write_json(out / "stats.json", result)
     return result
 
 
-def stats_spark(store: Path, out: Path, level: float, options: SparkOptions) -> dict[str, Any]:
+def stats_spark(store: Store, out: Path, level: float, options: SparkOptions) -> dict[str, Any]:
+    """Statistics with the clean files summarised on the executors. A shoe's run sums
+    cannot be split and re-added, so when a shoe is cut across files (rare: an import in
+    pieces) the whole statistics are computed here through the read port instead."""
     spark = spark_session(options)
-    columns = [c for c in COUPS if c != "source"]
-    rows = _run_per_partition(spark, store, options, stats_file, STATS_ROWS)
-    split = rows.filter(pl.struct("table_id", "shoe_id").is_duplicated())
-    if not split.is_empty():
-        # A shoe's run sums cannot be split and re-added: recompute those shoes whole, and
-        # recompute the sequence sums of the partitions that held them (rare: a shoe is
-        # cut only when a file is larger than a Spark split).
-        keys = split.select("table_id", "shoe_id").unique()
-        whole = _run_per_shoe(spark, store, options, columns, stats_job, STATS_ROWS, keys)
-        rest = _run_per_shoe(spark, store, options, columns, stats_job, STATS_ROWS, keys,
-                             anti=True)
-        rows = pl.concat([rest, whole])
-    part = partial_from_rows(rows, scan(store, "shoes").collect())
-    result = _stats_from(part, level)
+    paths, frames = store.read.statistics_sources(ALL)
+    rows = _run_per_partition(spark, paths, options, stats_file, STATS_ROWS)
+    extra = [pl.DataFrame(pl.from_arrow(stats_frame(f))) for f in frames if f.height]
+    if extra:
+        rows = pl.concat([rows, *extra], how="vertical_relaxed")
+    if _split(rows).is_empty():
+        part = partial_from_rows(rows, store.read.shoes())
+    else:
+        part = statistics_partial(store)
+    result = report_of_partial(part, level)
     _write_json(out / "stats.json", result)
     return result
 
@@ -161,17 +152,17 @@ def _collect(frame: Any, empty: pl.DataFrame) -> pl.DataFrame:
     return from_blobs(table, empty)
 
 
-def _run_per_partition(spark: Any, store: Path, options: SparkOptions, per_file: Any,
+def _run_per_partition(spark: Any, files: list[str], options: SparkOptions, per_file: Any,
                        empty: pl.DataFrame) -> pl.DataFrame:
-    """Run ``per_file`` on every part file, the files spread over the executors.
+    """Run ``per_file`` on every stored file the read port named, spread over the executors.
 
     Spark schedules file numbers (the paths travel with the task), and each executor reads
-    its files with the same reader the local engine uses (no JVM-to-Arrow conversion of the
-    rows, no shuffle). Files hold whole shoes; a shoe cut across files is detected and
-    repaired by the callers. Paths are strings, so object-storage URLs work where the
-    executors can read them.
+    its files with the store's read functions, as the local engine does (no JVM-to-Arrow
+    conversion of the rows, no shuffle). Paths are strings, so object-storage URLs work
+    where the executors can read them.
     """
-    files = _coups_paths(store)
+    if not files:
+        return empty
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
@@ -185,37 +176,18 @@ def _run_per_partition(spark: Any, store: Path, options: SparkOptions, per_file:
     return _collect(numbers.mapInArrow(run, RESULT_DDL), empty)
 
 
-def _run_per_shoe(spark: Any, store: Path, options: SparkOptions, columns: list[str],
-                  job: Any, empty: pl.DataFrame, keys: pl.DataFrame,
-                  anti: bool = False) -> pl.DataFrame:
-    """``job`` over whole shoes grouped by key (only, or all but, the shoes in ``keys``)."""
-    from pyspark.sql import functions as f
-
-    frame = spark.read.parquet(*_coups_paths(store)).select(*columns)
-    wanted = spark.createDataFrame(keys.to_arrow())
-    frame = frame.join(f.broadcast(wanted), on=["table_id", "shoe_id"],
-                       how="left_anti" if anti else "inner")
-    buckets = options.partitions * 2
-    grouped = frame.withColumn(
-        "_bucket", f.pmod(f.xxhash64("table_id", "shoe_id"), f.lit(buckets))).groupBy("_bucket")
-
-    def run(table: pa.Table) -> pa.Table:
-        return pa.Table.from_batches([to_blob(job(table.drop(["_bucket"])))])
-
-    return _collect(grouped.applyInArrow(run, RESULT_DDL), empty)
-
-
 # -- simulation ----------------------------------------------------------------------------
-def simulate_local(sim: Simulation, out: Path) -> int:
-    return write_simulation(sim, out)[1]
+def simulate_local(sim: Simulation, store: Store) -> int:
+    return write_simulation(sim, store)[1]
 
 
-def simulate_spark(sim: Simulation, out: Path, options: SparkOptions) -> int:
+def simulate_spark(sim: Simulation, store: Store, options: SparkOptions) -> int:
     """Shoes dealt on executors: shoe ``i`` always draws from stream ``(seed, i)``, so the
-    records are those of the local engine whatever the partitioning."""
+    records are those of the local engine whatever the partitioning. Executors write the
+    part files; the driver journals them in one event, so the run appears whole."""
     spark = spark_session(options)
     rules, seed, tables, start = sim.rules, sim.seed, sim.tables, sim.start
-    out_dir = str(out.resolve())
+    root = str(store.root.resolve())
 
     def deal(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         local = Simulation(rules, shoes=sim.shoes, seed=seed, tables=tables, start=start)
@@ -226,21 +198,27 @@ def simulate_spark(sim: Simulation, out: Path, options: SparkOptions) -> int:
                     n = min(local.batch_shoes, first + count - lo)
                     dealt = deal_batch(rules, shoe_seeds(seed, lo, n))
                     coups, shoes = batch_tables(local, lo, dealt)
-                    name = (f"part-engine-{rules.name}-s{seed}-t{tables}-"
-                            f"{lo:09d}-{lo + n:09d}.parquet")
                     for table_name, data in (("coups", coups), ("shoes", shoes)):
-                        with AtomicParquetWriter(Path(out_dir) / table_name / name, table_name,
-                                                 local.metadata(table_name)) as writer:
-                            writer.write(data)
-                    yield pa.record_batch([pa.array([coups.num_rows], pa.int64())],
-                                          names=["coups"])
+                        frame = pl.from_arrow(data)
+                        assert isinstance(frame, pl.DataFrame)
+                        done = write_part(Path(root), local.part(table_name, lo, n, frame),
+                                          "engine")
+                        yield pa.record_batch([pa.array([json.dumps(done.to_json())])],
+                                              names=["written"])
 
-    ids = spark.range(0, sim.shoes, numPartitions=max(1, options.partitions))
-    try:
-        done = ids.mapInArrow(deal, "coups long").toArrow()
-    except Exception as exc:
-        raise _spark_failure(exc) from None
-    return int(pa.compute.sum(done.column("coups")).as_py() or 0)
+    with store.bulk_lock():
+        store.sweep(("engine",))
+        ids = spark.range(0, sim.shoes, numPartitions=max(1, options.partitions))
+        try:
+            done = ids.mapInArrow(deal, "written string").toArrow()
+        except Exception as exc:
+            raise _spark_failure(exc) from None
+        written = [Written.from_json(json.loads(w)) for w in done.column("written").to_pylist()]
+        written.sort(key=lambda w: w.entry.path)
+        coups = sum(w.entry.rows for w in written if w.entry.table == "coups")
+        store.commit("files_published", written, {"run": sim.metadata(), "coups": coups},
+                     "engine")
+    return coups
 
 
 def _runs(ids: Any) -> Iterator[tuple[int, int]]:

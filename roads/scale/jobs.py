@@ -1,8 +1,9 @@
 """The per-batch functions both engines run: whole shoes in, per-shoe rows out.
 
-Each takes the rows of whole shoes — a part file (the usual case, on both engines) or the
-shoes Spark grouped by key (a shoe cut across files) — and returns per-shoe rows in the
-local engine's own types; on Spark they travel back as compressed Arrow IPC blobs.
+Each takes the rows of whole shoes — a stored part file, read where the task runs by the
+store's read port (the usual case, on both engines), or coups the driver already read from
+the port (corrected files, open shoes, a shoe cut across files) — and returns per-shoe rows
+in the local engine's own types; on Spark they travel back as compressed Arrow IPC blobs.
 """
 
 from __future__ import annotations
@@ -12,15 +13,14 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from roads.board.board import LeadingTies
-from roads.board.bulk import shoe_roads
+from roads.board.bulk import shoe_roads, table_roads
 from roads.errors import InputError
-from roads.schema import COUPS, SchemaError, conform
-from roads.stats.report import read_for_statistics
-from roads.stats.sequence import MAX_RUN, SequenceStats
+from roads.schema import SchemaError, conform
 from roads.stats.partials import COUNT_COLUMNS, Partial, partial, with_rules
+from roads.stats.sequence import MAX_RUN, SequenceStats
+from roads.store import outcome_columns, statistics_columns
 
 SEQ_COLUMNS = ["seq_banker", "seq_player", "seq_runs", "seq_longest_banker",
                "seq_longest_player"]
@@ -79,14 +79,19 @@ def stats_job(table: pa.Table) -> pa.Table:
 
 
 def stats_file(path: str) -> pa.Table:
-    """:func:`stats_job` of one canonical part file, read as the local engine reads it
-    (scalars, and the card lists only counted); a file in any other shape goes through
-    :func:`stats_job`, which names what is wrong with it."""
-    found = pl.read_parquet_schema(path)
-    if all(found.get(c) == t for c, t in COUPS.items() if c != "source"):
-        return _stats_rows(partial(read_for_statistics(Path(path)), None))
-    columns = [c for c in COUPS if c != "source" and c in found]
-    return stats_job(pq.read_table(path, columns=columns))
+    """:func:`stats_job` of one stored part file, read by the store's read port as the
+    local engine reads it (scalars, and the card lists only counted)."""
+    return _stats_rows(partial(statistics_columns(Path(path)), None))
+
+
+def stats_frame(frame: pl.DataFrame) -> pa.Table:
+    """:func:`stats_job` of coups already read (statistics columns or canonical)."""
+    return _stats_rows(partial(frame, None))
+
+
+def roads_file(path: str, leading_ties: LeadingTies = "first-cell") -> pa.Table:
+    """Per-shoe roads of one stored part file, read by the store's read port."""
+    return table_roads(outcome_columns(Path(path)), leading_ties)
 
 
 def _stats_rows(part: Partial) -> pa.Table:

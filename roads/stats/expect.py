@@ -7,10 +7,10 @@ figures: a 6-deck and an 8-deck table expect different Banker shares.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from roads.odds import Composition, exact_odds
-from roads.rules import get_rules
+from roads.rules import PRESETS, RuleSet
 
 
 @dataclass(frozen=True)
@@ -41,10 +41,16 @@ def expectation_for_decks(decks: int) -> Expectation:
     )
 
 
-def expectation(rules_name: str | None) -> Expectation:
+def shoe_rules(rules_name: str | None, decks: int | None = None) -> RuleSet:
+    """The rule set a stored shoe names: a preset by name; a custom set (known to the shoe
+    only by its name and decks) as standard-8 with those decks, which is what the
+    statistics and integrity checks use of it (decks, end rule)."""
+    if rules_name in PRESETS:
+        return PRESETS[rules_name]
+    base = PRESETS["standard-8"]
+    return replace(base, name=rules_name or base.name, decks=decks or base.decks)
+
+
+def expectation(rules_name: str | None, decks: int | None = None) -> Expectation:
     """The expectation of a rule set by name (standard-8 when a shoe names none)."""
-    try:
-        decks = get_rules(rules_name or "standard-8").decks
-    except ValueError:
-        decks = 8
-    return expectation_for_decks(decks)
+    return expectation_for_decks(shoe_rules(rules_name, decks).decks)

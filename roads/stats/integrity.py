@@ -17,10 +17,10 @@ import numba as nb
 import numpy as np
 import polars as pl
 
-from roads.cards import CARD_CODES, RANK_BURN
 from roads import replay as k
-from roads.rules import get_rules
+from roads.cards import CARD_CODES, RANK_BURN
 from roads.schema import conform
+from roads.stats.expect import shoe_rules
 from roads.stats.partials import grouped
 
 NONE = 255
@@ -134,7 +134,8 @@ def integrity_checks(coups: pl.DataFrame, shoes: pl.DataFrame,
     keys = cards.select("table_id", "shoe_id")[offsets[:-1]]
     known = conform(shoes, "shoes").unique(["table_id", "shoe_id"])
     info = keys.join(known, on=["table_id", "shoe_id"], how="left", maintain_order="left")
-    rules = [get_rules(r) if r else get_rules("standard-8") for r in info["rules"].to_list()]
+    rules = [shoe_rules(r, d) for r, d in zip(info["rules"].to_list(), info["decks"].to_list(),
+                                               strict=True)]
     decks = np.array([r.decks for r in rules], dtype=np.int64)
     burned = info["burn_cards"].list.len().fill_null(0).to_numpy().astype(np.int64)
     exposed = info["burn_cards"].list.first().cast(pl.String).to_list()  # None: no burn

@@ -124,8 +124,8 @@ def with_rules(part: Partial, shoes: pl.DataFrame) -> Partial:
     """The partial with each shoe's rule set from the shoes table (standard-8 when none is
     recorded). Done once on a combined partial: joining the shoes table to every file's
     partial cost more than counting the coups."""
-    rules = shoes.select("table_id", "shoe_id", "rules").unique(["table_id", "shoe_id"])
-    by_shoe = part.by_shoe.drop("rules", strict=False).join(
+    rules = shoes.select("table_id", "shoe_id", "rules", "decks").unique(["table_id", "shoe_id"])
+    by_shoe = part.by_shoe.drop("rules", "decks", strict=False).join(
         rules, on=["table_id", "shoe_id"], how="left", maintain_order="left"
     ).with_columns(pl.col("rules").fill_null("standard-8"))
     return Partial(by_shoe, part.sequence)
@@ -198,8 +198,10 @@ def finalize(part: Partial) -> dict[str, Any]:
         return {"coups": 0, "shoes": 0}
     part = in_shoe_order(part)
     by_shoe = part.by_shoe
-    groups = by_shoe.group_by("rules").agg(pl.col(COUNT_COLUMNS).sum()).sort("rules").to_dicts()
-    exps = {g["rules"]: expectation(g["rules"]) for g in groups}
+    decks = pl.col("decks").first() if "decks" in by_shoe.columns else pl.lit(None)
+    groups = by_shoe.group_by("rules").agg(pl.col(COUNT_COLUMNS).sum(), decks.alias("decks")
+                                           ).sort("rules").to_dicts()
+    exps = {g["rules"]: expectation(g["rules"], g["decks"]) for g in groups}
 
     def total(key: str) -> int:
         return int(sum(g[key] or 0 for g in groups))

@@ -96,9 +96,15 @@ def files(db: sqlite3.Connection, table: str | None = None) -> list[FileEntry]:
     return [_entry(r) for r in db.execute(sql + " ORDER BY path", args).fetchall()]
 
 
-def files_of_shoes(db: sqlite3.Connection, table_id: str | None,
-                   shoe_id: str | None) -> list[str]:
-    """The coups files holding a table's (or a shoe's) coups."""
+def files_of_shoes(db: sqlite3.Connection, table_id: str | None, shoe_id: str | None,
+                   shoes: Iterable[tuple[str, str]] | None = None) -> list[str]:
+    """The coups files holding a table's (or a shoe's, or some shoes') coups."""
+    if shoes is not None:
+        wanted = set(shoes)
+        return sorted({r[2] for r in db.execute(
+            "SELECT table_id, shoe_id, path FROM catalog_shoes").fetchall()
+            if (r[0], r[1]) in wanted and (table_id is None or r[0] == table_id)
+            and (shoe_id is None or r[1] == shoe_id)})
     sql, args = "SELECT DISTINCT path FROM catalog_shoes WHERE 1=1", []
     if table_id is not None:
         sql += " AND table_id = ?"

@@ -65,7 +65,11 @@ def create_keys(root: Path) -> None:
     key = Ed25519PrivateKey.generate()
     pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                             serialization.NoEncryption())
-    publish(private, lambda tmp: (tmp.write_bytes(pem), tmp.chmod(0o600)))
+    def write_private(tmp: Path) -> None:
+        tmp.write_bytes(pem)
+        tmp.chmod(0o600)
+
+    publish(private, write_private)
     publish(public, lambda tmp: tmp.write_bytes(key.public_key().public_bytes(
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)))
 

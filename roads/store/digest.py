@@ -7,9 +7,10 @@ export carries a slice of them) and an offline checker can recompute it from the
 Coups (``docs/store.md`` gives the byte layout, so another implementation can check it):
 rows in (table_id, shoe_id, coup) order; each shoe's digest is the SHA-256 of
 ``b"roads-coups-2\\0" + table_id + b"\\0" + shoe_id + b"\\0"``, then one fixed 32-byte record
-per coup, then the UTF-8 ``entered_by`` texts of its coups in order. A table's digest is the
-SHA-256 of the lines ``table_id \\t shoe_id \\t shoe digest \\n`` in the same order. Shoes: the
-SHA-256 of canonical JSON lines of the rows in (table_id, shoe_id) order.
+per coup, then the UTF-8 ``entered_by`` texts of its coups in order. Each shoe's *leaf* is
+the SHA-256 of the line ``table_id \\t shoe_id \\t shoe digest \\n``; a table's digest is the
+SHA-256 of its leaves (32 bytes each) in (table_id, shoe_id) order. Shoes: the SHA-256 of
+canonical JSON lines of the rows in (table_id, shoe_id) order.
 """
 
 from __future__ import annotations
@@ -96,12 +97,21 @@ def shoe_digests(coups: pl.DataFrame) -> pl.DataFrame:
     return keys.with_columns(pl.Series("digest", digests, dtype=pl.String))
 
 
+def leaf(table_id: str, shoe_id: str, digest: str) -> str:
+    """One shoe's leaf of a table digest: the SHA-256 of ``table_id\tshoe_id\tdigest\n``
+    (an export can show another table's shoe as its leaf alone)."""
+    return hashlib.sha256(f"{table_id}\t{shoe_id}\t{digest}\n".encode()).hexdigest()
+
+
+def combine_leaves(leaves: list[str]) -> str:
+    """A table digest from its shoes' leaves in (table_id, shoe_id) order."""
+    return hashlib.sha256(b"".join(bytes.fromhex(x) for x in leaves)).hexdigest()
+
+
 def combine(shoes: pl.DataFrame) -> str:
     """The digest of a table from its shoes' digests (``shoe_digests`` rows, any order)."""
-    h = hashlib.sha256()
-    for table_id, shoe_id, digest in shoes.sort("table_id", "shoe_id").iter_rows():
-        h.update(f"{table_id}\t{shoe_id}\t{digest}\n".encode())
-    return h.hexdigest()
+    return combine_leaves([leaf(t, s, d) for t, s, d in
+                           shoes.sort("table_id", "shoe_id").iter_rows()])
 
 
 def coups_digest(coups: pl.DataFrame) -> str:

@@ -31,7 +31,7 @@ from roads.schema import COUP_KEY, COUPS, SHOES, conform
 from roads.store import catalog
 from roads.store.catalog import FileEntry
 from roads.store.corrections import MARK, apply_corrections, corrections, touched_shoes
-from roads.store.journal import Event, _event, _SELECT
+from roads.store.journal import _SELECT, Event, _event
 from roads.store.journaled import shoe_frames
 
 if TYPE_CHECKING:
@@ -54,10 +54,15 @@ class Selection:
     shoe_id: str | None = None
     start: date | None = None
     end: date | None = None
+    shoes: frozenset[tuple[str, str]] | None = None  # these shoes (table, shoe) only
 
     @property
     def everything(self) -> bool:
         return self == Selection()
+
+    @property
+    def by_shoe(self) -> bool:
+        return self.table_id is not None or self.shoe_id is not None or self.shoes is not None
 
     def describe(self) -> dict[str, Any]:
         return {k: (getattr(self, k).isoformat() if isinstance(getattr(self, k), date)
@@ -66,11 +71,7 @@ class Selection:
 
     def keep(self) -> pl.Expr:
         """The rows of canonical coups inside the selection."""
-        keep = pl.lit(True)
-        if self.table_id is not None:
-            keep &= pl.col("table_id") == self.table_id
-        if self.shoe_id is not None:
-            keep &= pl.col("shoe_id") == self.shoe_id
+        keep = self.keep_shoes()
         day = pl.col("dealt_at").dt.date()
         if self.start is not None:
             keep &= day >= self.start
@@ -84,7 +85,18 @@ class Selection:
             keep &= pl.col("table_id") == self.table_id
         if self.shoe_id is not None:
             keep &= pl.col("shoe_id") == self.shoe_id
+        if self.shoes is not None:
+            wanted = pl.DataFrame(sorted(self.shoes), schema={"t": pl.String, "s": pl.String},
+                                  orient="row")
+            keep &= pl.struct(pl.col("table_id").alias("t"), pl.col("shoe_id").alias("s")
+                              ).is_in(wanted.select(pl.struct("t", "s")).to_series().implode())
         return keep
+
+    def holds(self, table_id: str, shoe_id: str) -> bool:
+        """Whether a shoe is inside the selection (dates aside)."""
+        return ((self.table_id is None or table_id == self.table_id)
+                and (self.shoe_id is None or shoe_id == self.shoe_id)
+                and (self.shoes is None or (table_id, shoe_id) in self.shoes))
 
     def may_hold(self, entry: FileEntry) -> bool:
         """Whether a file's day can hold coups of the selection (a shoe is filed under the
@@ -129,8 +141,8 @@ class Reader:
         db = self.store.journal.reader()
         db.execute("BEGIN")
         try:
-            if table == "coups" and (sel.table_id is not None or sel.shoe_id is not None):
-                wanted = set(catalog.files_of_shoes(db, sel.table_id, sel.shoe_id))
+            if table == "coups" and sel.by_shoe:
+                wanted = set(catalog.files_of_shoes(db, sel.table_id, sel.shoe_id, sel.shoes))
                 entries = [f for f in catalog.files(db, "coups") if f.path in wanted]
             else:
                 entries = catalog.files(db, table)
@@ -139,8 +151,7 @@ class Reader:
                 f"{_SELECT} WHERE kind IN ('coup_voided', 'coup_amended')"
                 + (" AND table_id = ?" if sel.table_id else "") + " ORDER BY seq",
                 (sel.table_id,) if sel.table_id else ()).fetchall()]
-            if sel.shoe_id is not None:
-                fixes = [e for e in fixes if e.shoe_id == sel.shoe_id]
+            fixes = [e for e in fixes if sel.holds(e.table_id, e.shoe_id or "")]
             touched = touched_shoes(fixes)
             by_file = catalog.shoes_of(db, [f.path for f in entries]) if touched else {}
             live, still_open = self._journaled(db, sel)
@@ -157,7 +168,8 @@ class Reader:
                + " AND NOT EXISTS (SELECT 1 FROM catalog_shoes c WHERE c.table_id = e.table_id"
                  " AND c.shoe_id = e.shoe_id) ORDER BY e.seq")
         args = [a for a in (sel.table_id, sel.shoe_id) if a]
-        unsealed = [(r[0], r[1]) for r in db.execute(sql, args).fetchall()]
+        unsealed = [(r[0], r[1]) for r in db.execute(sql, args).fetchall()
+                    if sel.holds(r[0], r[1])]
         live: dict[tuple[str, str], list[Event]] = {}
         still_open: set[tuple[str, str]] = set()
         for table_id, shoe_id in unsealed:
@@ -351,6 +363,32 @@ class Reader:
         """Every shoe the journal holds as a live shoe (open, closed or sealed)."""
         return {(r[0], r[1]) for r in self.store.journal.reader().execute(
             "SELECT DISTINCT table_id, shoe_id FROM events WHERE kind = 'shoe_opened'")}
+
+    def files_holding(self, keys: set[tuple[str, str]]) -> list[dict[str, Any]]:
+        """The catalogue entries of the coups files that hold any of these shoes."""
+        db = self.store.journal.reader()
+        paths = set(catalog.files_of_shoes(db, None, None, keys))
+        return [f.to_json() for f in catalog.files(db, "coups") if f.path in paths]
+
+    def file_coups(self, path: str) -> pl.DataFrame:
+        """Every coup of one catalogued file, as entered."""
+        entries = {f.path: f for f in catalog.files(self.store.journal.reader(), "coups")}
+        if path not in entries:
+            raise StoreReadError(f"{path} is not a stored coups file")
+        return self._read(entries[path])
+
+    def checkpoints(self) -> list[dict[str, Any]]:
+        """The store's signed checkpoints of the journal's head."""
+        from roads.store import checkpoint
+
+        return [c.to_json() for c in checkpoint.read(
+            self.root / checkpoint.DIRECTORY / checkpoint.FILE)]
+
+    def public_key(self) -> bytes:
+        """The store's checkpoint key (PEM), which verifies the checkpoints."""
+        from roads.store import checkpoint
+
+        return (self.root / checkpoint.PUBLIC).read_bytes()
 
     def corrections(self, sel: Selection = ALL) -> list[Event]:
         """The voids and amendments of the selection's shoes, in journal order."""

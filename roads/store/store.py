@@ -86,6 +86,28 @@ class Written:
     entry: FileEntry
     shoes: tuple[tuple[str, str], ...]
 
+    def to_json(self) -> dict[str, Any]:
+        return {"entry": self.entry.to_json(), "shoes": [list(k) for k in self.shoes]}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Written:
+        return cls(FileEntry.from_json(data["entry"]),
+                   tuple((str(t), str(s)) for t, s in data["shoes"]))
+
+
+def write_part(root: Path, part: Part, source: str) -> Written:
+    """Write one part file under ``root`` (whole or absent); nothing is journaled. Engines
+    that write where they run (Spark executors) call this and hand the result back."""
+    meta = provenance(table=part.table, source=source, **part.metadata)
+    frame = conform(part.frame, part.table)
+    digest = table_digest(frame, part.table)
+    sha, size = _write(root / part.path, frame, meta)
+    faults.point("store:part-written")
+    shoes = tuple((str(t), str(s)) for t, s in frame.select(*SHOE_KEY).unique(
+        maintain_order=True).iter_rows()) if part.table == "coups" else ()
+    return Written(FileEntry(part.path, part.table, sha, size, frame.height, digest, part.day,
+                             source), shoes)
+
 
 class Store:
     """One store directory. Open an existing one with :meth:`open`, make one with
@@ -111,7 +133,7 @@ class Store:
         root.mkdir(parents=True, exist_ok=True)
         store = cls(root, Journal(root / JOURNAL))
         checkpoint.create_keys(root)
-        if fresh or not (root / MARKER).exists():
+        if fresh or not (root / MARKER).exists() or (purpose and store.purpose != purpose):
             publish_text(root / MARKER, json.dumps({
                 "format": FORMAT, "schema_version": SCHEMA_VERSION, "purpose": purpose,
                 "created_at": datetime.now(UTC).isoformat(timespec="seconds")}, indent=2))
@@ -140,15 +162,8 @@ class Store:
     def write_parts(self, parts: Sequence[Part], source: str) -> list[Written]:
         """Write part files side by side (each whole or absent); nothing is journaled yet."""
         def one(part: Part) -> Written:
-            meta = provenance(table=part.table, source=source, **part.metadata)
-            frame = conform(part.frame, part.table)
-            digest = table_digest(frame, part.table)
-            sha, size = _write(self.root / part.path, frame, meta)
-            faults.point("store:part-written")
-            shoes = tuple((str(t), str(s)) for t, s in frame.select(*SHOE_KEY).unique(
-                maintain_order=True).iter_rows()) if part.table == "coups" else ()
-            return Written(FileEntry(part.path, part.table, sha, size, frame.height, digest,
-                                     part.day, source), shoes)
+            return write_part(self.root, part, source)
+
         if len(parts) == 1:
             return [one(parts[0])]
         with ThreadPoolExecutor(max_workers=8) as pool:

@@ -192,7 +192,7 @@ def _held_twice(store: Store, intact: list[FileEntry], report: Report) -> None:
     for e in (e for e in intact if e.table == "coups"):
         keys = pq.read_table(store.root / e.path, columns=["table_id", "shoe_id"],
                              read_dictionary=["table_id", "shoe_id"])
-        pairs = pl.from_arrow(keys).unique()  # type: ignore[union-attr]
+        pairs = pl.DataFrame(pl.from_arrow(keys)).unique()
         found = {(str(t), str(s)) for t, s in pairs.iter_rows()}
         listed = catalog.shoes_of(db, [e.path])[e.path]
         if found != listed:
@@ -219,8 +219,8 @@ def _held_twice(store: Store, intact: list[FileEntry], report: Report) -> None:
     live = {(r[0], r[1]) for r in db.execute(
         "SELECT table_id, shoe_id FROM events WHERE kind = 'shoe_opened'").fetchall()}
     sealed_files: dict[tuple[str, str], int] = Counter()
-    for e in store.journal.of_kinds(("shoe_sealed",)):
-        sealed_files[(e.table_id, e.shoe_id or "")] += 1
+    for seal in store.journal.of_kinds(("shoe_sealed",)):
+        sealed_files[(seal.table_id, seal.shoe_id or "")] += 1
     for key, paths in sorted(where.items()):
         if key in live and key not in sealed_files:
             report.add("held twice", f"{key[0]}/{key[1]}",

@@ -13,19 +13,19 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from roads.errors import InputError
 from roads.ingest import bounds
-from roads.ingest.entry import CoupEntry, EntryError
-from roads.rules import PRESETS, RuleSet, RulesError
+from roads.ingest.entry import CoupEntry
+from roads.rules import PRESETS, RulesError, RuleSet
 from roads.store import Event, Selection, Store
 from roads.tables import actions
-from roads.tables.actions import ContextCache, CoupConflict, LiveError, Posted
-from roads.tables.policy import Actor, Forbidden, authorize
-from roads.tables.state import TableState, coup_rows, corrected_coups, table_state
+from roads.tables.actions import ContextCache, LiveError, Posted
+from roads.tables.policy import Actor, authorize
+from roads.tables.state import TableState, corrected_coups, coup_rows, table_state
 
 DEMO_DEALER = Actor("demo-dealer", "dealer")
 
@@ -145,4 +145,11 @@ class TableService:
         return event if event is not None and event.kind == "correction_requested" else None
 
 
-__all__ = ["DEMO_DEALER", "Settings", "TableService", "preset_rule_set"]
+def open_service(root: Path, settings: Settings | None = None,
+                 create: bool = False) -> TableService:
+    """The service over the store at ``root`` (made when ``create``; else it must exist)."""
+    store = Store.create(root) if create else Store.open(root)
+    return TableService(store, settings)
+
+
+__all__ = ["DEMO_DEALER", "Settings", "TableService", "open_service", "preset_rule_set"]

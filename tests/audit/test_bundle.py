@@ -24,12 +24,12 @@ from roads.ingest.readers import ReadOptions
 from roads.ingest.run import ingest
 from roads.rules import get_rules
 from roads.store.live import CoupEntry, LiveTables
-from roads.store.store import Store
+from roads.store import Selection, Store
 
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
-    s = Store(tmp_path_factory.mktemp("store"))
+    s = Store.create(tmp_path_factory.mktemp("store"))
     live = LiveTables(s.journal)
     live.open_shoe("T1", "S1", "standard-8", "dealer", burn_cards=["3h", "Kd", "2c", "9s"])
     for outcome in "BBPT":
@@ -158,11 +158,11 @@ def test_a_signed_bundle_verifies_only_with_its_key(store: Store, tmp_path: Path
 
 def test_bundle_round_trips_through_ingest(store: Store, tmp_path: Path) -> None:
     out = bundle_of(store, tmp_path)
-    fresh = Store(tmp_path / "fresh")
+    fresh = Store.create(tmp_path / "fresh")
     result = ingest([out / "coups.parquet"], fresh, ReadOptions(), get_rules("standard-8"))
     assert result.quarantined == 0
     columns = ["table_id", "shoe_id", "coup", "outcome", "player_cards", "banker_cards"]
-    assert fresh.read_coups().select(columns).equals(store.read_coups("T1").select(columns))
+    assert fresh.read.coups().select(columns).equals(store.read.coups(Selection("T1")).select(columns))
 
 
 def test_export_refuses_a_used_directory_and_an_empty_slice(store: Store,
@@ -203,7 +203,7 @@ def test_streamed_chunks_equal_the_read_api(store: Store) -> None:
 
     events = store.journal.events()
     streamed = pl.concat(list(coup_chunks(store, events, table_id="T1", rows=2)))
-    expected = store.read_coups("T1")
+    expected = store.read.coups(Selection("T1"))
     assert streamed.sort("shoe_id", "coup").equals(expected.sort("shoe_id", "coup"))
 
 

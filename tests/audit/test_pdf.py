@@ -15,7 +15,7 @@ from roads.audit.bundle import BundleError, Slice, export_bundle, verify
 from roads.engine import deal_shoe
 from roads.rules import get_rules
 from roads.store.live import CoupEntry, LiveTables
-from roads.store.store import Store
+from roads.store import Selection, Store
 
 POPPLER = shutil.which("pdftotext") and shutil.which("pdftoppm")
 HANDS = deal_shoe(get_rules("standard-8"), 1).coups[:5]
@@ -23,7 +23,7 @@ HANDS = deal_shoe(get_rules("standard-8"), 1).coups[:5]
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
-    s = Store(tmp_path_factory.mktemp("store"))
+    s = Store.create(tmp_path_factory.mktemp("store"))
     live = LiveTables(s.journal)
     live.open_shoe("T1", "S1", "standard-8", "dealer")
     for player, banker in HANDS:
@@ -119,7 +119,7 @@ def test_unknown_format_and_page_size_are_refused(store: Store, tmp_path: Path) 
 
 
 def test_names_outside_latin1_print_as_typed(tmp_path: Path) -> None:
-    store = Store(tmp_path / "store")
+    store = Store.create(tmp_path / "store")
     live = LiveTables(store.journal)
     live.open_shoe("Стол-7", "S1", "standard-8", "Αλέξης")
     for player, banker in HANDS[:2]:

@@ -19,7 +19,7 @@ def _open(server: Server, shoe: str = "S1") -> None:
 
 
 def test_tables_lists_configured_and_journaled_tables(server: Server) -> None:
-    key_event = server.ctx.journal.table_head("T1")  # issuing T1's key is journaled
+    key_event = server.ctx.service.journal.table_head("T1")  # issuing T1's key is journaled
     assert key_event > 0
     assert server.client.get("/api/tables").json() == [
         {"table_id": "T1", "state": "idle", "shoe_id": None, "shoe_number": 0, "coups": 0,
@@ -78,7 +78,7 @@ def test_duplicate_post_is_idempotent_and_a_different_coup_conflicts(server: Ser
 
 def test_missing_unknown_and_foreign_keys_are_refused(server: Server) -> None:
     body = {"outcome": "B"}
-    before = server.ctx.journal.table_head("T1")
+    before = server.ctx.service.journal.table_head("T1")
     none = server.client.post("/api/tables/T1/coups", json=body)
     assert none.status_code == 401 and none.headers["www-authenticate"] == "Bearer"
     wrong = server.client.post("/api/tables/T1/coups", json=body, headers=_auth("rk_x_y"))
@@ -89,7 +89,7 @@ def test_missing_unknown_and_foreign_keys_are_refused(server: Server) -> None:
     other = server.ctx.auth.issue_key("T2")
     foreign = server.client.post("/api/tables/T1/coups", json=body, headers=_auth(other))
     assert foreign.status_code == 403 and "T2" in foreign.json()["detail"]
-    assert server.ctx.journal.table_head("T1") == before  # nothing was written
+    assert server.ctx.service.journal.table_head("T1") == before  # nothing was written
 
 
 def test_invalid_payloads_get_422_naming_the_field(server: Server) -> None:
@@ -144,7 +144,7 @@ def test_closing_a_shoe_seals_it_and_the_screen_state_says_so(server: Server) ->
     r = server.client.post("/api/tables/T1/shoes/close", headers=_auth(server.key))
     assert r.status_code == 200
     assert server.client.get("/api/tables").json()[0]["state"] == "between_shoes"
-    assert server.ctx.store.read_coups("T1", "S1")["outcome"].cast(str).to_list() == ["T"]
+    assert server.ctx.service.store.read.coups(Selection("T1", "S1"))["outcome"].cast(str).to_list() == ["T"]
     board = server.client.get("/api/tables/T1/board").json()
     assert board["board"] is None and board["state"] == "between_shoes"
 

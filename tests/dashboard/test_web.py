@@ -54,7 +54,7 @@ def test_dealer_enters_coups_by_keypad_and_by_cards(server: Server) -> None:
     assert bad.json()["coups"] == 1
     ok = _act(server, csrf, action="coup", player_cards="9h Kd", banker_cards="2c 3c")
     assert ok.json()["last"][0]["outcome"] == "P"
-    events = server.ctx.journal.events("T1", "S1")
+    events = server.ctx.service.journal.events("T1", "S1")
     assert [e.actor for e in events if e.kind == "coup_entered"] == ["dealer", "dealer"]
 
 
@@ -73,8 +73,8 @@ def test_viewer_and_auditor_cannot_write(server: Server) -> None:
         assert r.status_code == 403 and "may not enter" in r.json()["detail"]
         page = server.client.get("/operator/T1")
         assert "Not allowed" in page.text
-    assert server.ctx.journal.table_head("T1") == server.ctx.journal.events("T1")[-1].seq
-    assert not [e for e in server.ctx.journal.events("T1") if e.kind == "shoe_opened"]
+    assert server.ctx.service.journal.table_head("T1") == server.ctx.service.journal.events("T1")[-1].seq
+    assert not [e for e in server.ctx.service.journal.events("T1") if e.kind == "shoe_opened"]
 
 
 def test_supervised_correction(server: Server) -> None:
@@ -96,11 +96,11 @@ def test_supervised_correction(server: Server) -> None:
     assert [c["outcome"] for c in ok.json()["last"]] == ["B", "T", "B"]
     twice = _act(server, supervisor, action="approve", request=request)
     assert twice.json()["ok"] is False and "already decided" in twice.json()["detail"]
-    amended = [e for e in server.ctx.journal.events("T1") if e.kind == "coup_amended"]
+    amended = [e for e in server.ctx.service.journal.events("T1") if e.kind == "coup_amended"]
     assert [(e.actor, e.payload["approver"], e.payload["reason"]) for e in amended] == \
         [("dealer", "super", "keyed P for a tie")]
     # The original stays queryable.
-    originals = server.ctx.store.read_coups("T1", "S1", originals=True)
+    originals = server.ctx.service.store.read.coups(Selection("T1", "S1"), originals=True)
     assert originals["outcome"].cast(str).to_list() == ["B", "P", "B"]
 
 
@@ -163,6 +163,6 @@ def test_auditor_downloads_a_verifiable_bundle_and_the_export_is_journaled(
         assert "report-letter.pdf" in z.namelist()
     manifest = verify(tmp_path / "bundle")
     assert manifest["files"]["coups.csv"]["rows"] == 3
-    [event] = [e for e in server.ctx.journal.events("T1") if e.kind == "data_exported"]
+    [event] = [e for e in server.ctx.service.journal.events("T1") if e.kind == "data_exported"]
     assert event.actor == "auditor" and event.payload["data_digest"] == manifest["data_digest"]
     assert "data_exported" in server.client.get("/audit").text

@@ -17,7 +17,7 @@ import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Page, sync_playwright
 
 from roads.auth import Auth
-from roads.store.store import Store
+from roads.store import Selection, Store
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--no-first-run",
@@ -86,7 +86,7 @@ class LiveServer:
 @pytest.fixture
 def live_server(tmp_path: Path) -> Iterator[LiveServer]:
     root = tmp_path / "store"
-    store = Store(root)
+    store = Store.create(root)
     auth = Auth(root, store.journal)
     for name, role in (("dealer", "dealer"), ("super", "supervisor"), ("viewer", "viewer")):
         auth.add_user(name, role, PASSWORD)

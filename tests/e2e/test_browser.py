@@ -10,7 +10,7 @@ import re
 from playwright.sync_api import Browser, Dialog, Page, expect
 
 from roads.store.live import CoupEntry, LiveTables
-from roads.store.store import Store
+from roads.store import Selection, Store
 from tests.e2e.conftest import PASSWORD, Console, LiveServer, shot
 
 
@@ -63,7 +63,7 @@ def test_screen_resynchronises_after_a_server_restart(browser: Browser,
     live_server.stop()
     expect(page.locator("#connection")).to_be_visible(timeout=10_000)
     # While the server is down, coups keep arriving in the journal (another entry path).
-    store = Store(live_server.root)
+    store = Store.create(live_server.root)
     live = LiveTables(store.journal)
     for outcome in "PPT":
         live.enter_coup("T1", CoupEntry(outcome=outcome), "dealer")

@@ -22,7 +22,7 @@ from roads.ingest.readers import ReadOptions, read
 from roads.ingest.run import ingest, shoe_totals
 from roads.ingest.validate import Validated, check, parse_staged
 from roads.rules import get_rules
-from roads.store.store import Store
+from roads.store import Selection, Store
 
 # Values the fast path reads itself (including ones that are quarantined or flagged) ...
 PLAIN = {
@@ -161,7 +161,7 @@ def test_ingest_reports_and_quarantines_alike_on_both_paths(tmp_path: Path) -> N
     assert parse_csv(slow, ReadOptions()).parsed is None
     reports = []
     for path in (fast, slow):
-        result = ingest([path], Store(tmp_path / path.stem), ReadOptions(),
+        result = ingest([path], Store.create(tmp_path / path.stem), ReadOptions(),
                         get_rules("standard-8"))
         report = result.report["files"][0]
         assert report["parser"] == ("plain CSV" if path == fast else "general (a quoted field)")

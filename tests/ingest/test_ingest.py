@@ -20,13 +20,13 @@ from roads.store.parquet import scan
 from roads.rules import get_rules
 from roads.simulate import Simulation, write_simulation
 from roads.store.live import CoupEntry, LiveTables
-from roads.store.store import Store
+from roads.store import Selection, Store
 
 HEADER = "table,shoe,coup,player_cards,banker_cards,outcome,player_total,banker_total,dealt_at\n"
 
 
 def run(tmp_path: Path, files: list[Path], **options: Any) -> tuple[Store, IngestResult]:
-    store = Store(tmp_path / "store")
+    store = Store.create(tmp_path / "store")
     rules = get_rules(options.pop("rules", "standard-8"))
     return store, ingest(files, store, ReadOptions(**options), rules)
 
@@ -53,13 +53,13 @@ def test_card_level_csv_derives_everything(tmp_path: Path) -> None:
                  + "T1,S1,2,\"10h,Qc,5d\",\"7s,Kh\",,,,2026-03-01T20:00:40Z\n")
     store, result = run(tmp_path, [path])
     assert result.report["files"][0]["accepted"] == 2 and result.quarantined == 0
-    coups = store.read_coups("T1")
+    coups = store.read.coups(Selection("T1"))
     assert coups["outcome"].to_list() == ["P", "B"]
     assert coups["player_cards"].to_list() == [["9h", "Kd"], ["Th", "Qc", "5d"]]
     assert coups["natural"].to_list() == [True, False]
     assert coups["player_total"].to_list() == [9, 5] and coups["banker_total"].to_list() == [7, 7]
     assert coups["source"].to_list() == ["import", "import"]
-    shoe = store.read_shoes().row(0, named=True)
+    shoe = store.read.shoes().row(0, named=True)
     assert shoe["rules"] == "standard-8" and shoe["coups"] == 2 and shoe["cards_dealt"] == 9
 
 
@@ -69,14 +69,14 @@ def test_tsv_dirty_labels_bom_and_a_header_with_a_newline(tmp_path: Path) -> Non
             "T2\tA\t5\tНичья\nT2\tA\t6\tbanker win\nT2\tA\t7\t和\nT2\tA\t8\tИгрок\n")
     store, result = run(tmp_path, [write(tmp_path, "dirty.tsv", text)])
     assert result.quarantined == 0
-    assert "".join(store.read_coups("T2")["outcome"]) == "BPBPTBTP"
+    assert "".join(store.read.coups(Selection("T2"))["outcome"]) == "BPBPTBTP"
 
 
 def test_rows_with_only_totals_or_only_an_outcome(tmp_path: Path) -> None:
     text = "table,shoe,player_total,banker_total,result\nT3,S,6,7,\nT3,S,9,9,\nT3,S,,,P\n"
     store, result = run(tmp_path, [write(tmp_path, "totals.csv", text)])
     assert result.quarantined == 0
-    coups = store.read_coups("T3")
+    coups = store.read.coups(Selection("T3"))
     assert "".join(coups["outcome"]) == "BTP" and coups["coup"].to_list() == [1, 2, 3]
     assert coups["player_cards"].null_count() == 3
 
@@ -84,7 +84,7 @@ def test_rows_with_only_totals_or_only_an_outcome(tmp_path: Path) -> None:
 def test_value_level_cards_are_flagged_without_pairs(tmp_path: Path) -> None:
     text = HEADER + "T4,S,1,\"4,4\",\"0,7\",,,,\n"
     store, _ = run(tmp_path, [write(tmp_path, "values.csv", text)])
-    row = store.read_coups("T4").row(0, named=True)
+    row = store.read.coups(Selection("T4")).row(0, named=True)
     assert row["outcome"] == "P" and row["player_total"] == 8 and row["natural"] is True
     assert row["player_pair"] is None and row["player_cards"] is None
     assert "value-level" in flags(store)["rule"].to_list()
@@ -94,7 +94,7 @@ def test_shoe_lines_and_their_bad_line(tmp_path: Path) -> None:
     path = write(tmp_path, "shoes.txt", "BPPTB\nPPBX\nbbpt\n")
     assert detect_format(path) == "shoe-lines"
     store, result = run(tmp_path, [path], table_id="T5")
-    coups = store.read_coups("T5")
+    coups = store.read.coups(Selection("T5"))
     assert sorted(set(coups["shoe_id"])) == ["shoes-1", "shoes-3"]
     assert result.quarantined == 1
     (bad,) = quarantine(store)
@@ -130,7 +130,7 @@ def test_wrong_total_and_outcome_and_pair_flags(tmp_path: Path) -> None:
     assert "Player total 8 does not match the cards (9)" in messages
     assert "outcome B does not match the cards (P)" in messages
     assert "Player pair flag contradicts the cards" in messages
-    row = store.read_coups("T7").row(0, named=True)
+    row = store.read.coups(Selection("T7")).row(0, named=True)
     assert row["outcome"] == "B" and row["player_total"] == 8  # stored as recorded
 
 
@@ -170,7 +170,7 @@ def test_quarantine_keeps_rows_verbatim_with_file_row_and_reason(tmp_path: Path)
         "table": "T9", "shoe": "S", "coup": "1", "player_cards": "As Xx",
         "banker_cards": "2d 3c", "outcome": "P", "player_total": None, "banker_total": None,
         "dealt_at": None}
-    assert store.read_coups().is_empty()
+    assert store.read.coups().is_empty()
     report = json.loads(result.report_path.read_text())
     assert report["files"][0]["quarantined_by_reason"]["unknown outcome label"] == 1
 
@@ -188,7 +188,7 @@ def test_idempotent_and_conflicts_never_overwrite(tmp_path: Path) -> None:
     conflict = write(tmp_path, "c.csv", HEADER + "T1,S1,1,,,P,,,\n")
     fourth = ingest([conflict], store, ReadOptions(), get_rules("standard-8"))
     assert fourth.report["files"][0]["conflicts"] == 1 and fourth.quarantined == 1
-    assert "".join(store.read_coups("T1")["outcome"]) == "BPT"  # coup 1 still B
+    assert "".join(store.read.coups(Selection("T1"))["outcome"]) == "BPT"  # coup 1 still B
     assert any("conflicts with the stored coup" in q["reason"] for q in quarantine(store))
 
 
@@ -197,7 +197,7 @@ def test_duplicate_rows_in_one_file(tmp_path: Path) -> None:
     store, result = run(tmp_path, [write(tmp_path, "d.csv", text)])
     report = result.report["files"][0]
     assert report["duplicate_rows"] == 1 and report["quarantined"] == 1
-    assert "".join(store.read_coups("T1")["outcome"]) == "BP"
+    assert "".join(store.read.coups(Selection("T1"))["outcome"]) == "BP"
 
 
 def test_canonical_parquet_round_trip(tmp_path: Path) -> None:
@@ -207,14 +207,14 @@ def test_canonical_parquet_round_trip(tmp_path: Path) -> None:
     parts = sorted((tmp_path / "sim" / "coups").glob("*.parquet"))
     store, result = run(tmp_path, parts, rules="standard-6")
     assert result.quarantined == 0 and result.report["totals"]["flagged"] == 0
-    back = store.read_coups()
+    back = store.read.coups()
     columns = [c for c in original.columns if c != "source"]
     assert back.select(columns).equals(original.sort("table_id", "shoe_id", "coup")
                                        .select(columns))
 
 
 def test_journal_events_round_trip(tmp_path: Path) -> None:
-    source = Store(tmp_path / "live")
+    source = Store.create(tmp_path / "live")
     live = LiveTables(source.journal)
     live.open_shoe("T1", "S1", "standard-8", "dealer")
     live.enter_coup("T1", CoupEntry(player_cards=("9h", "Kd"), banker_cards=("5s", "2c")), "d")
@@ -226,7 +226,7 @@ def test_journal_events_round_trip(tmp_path: Path) -> None:
     assert result.quarantined == 0
     cols = ["table_id", "shoe_id", "coup", "outcome", "player_cards", "banker_cards",
             "player_total", "banker_total", "dealt_at"]
-    assert store.read_coups().select(cols).equals(source.read_coups().select(cols))
+    assert store.read.coups().select(cols).equals(source.read.coups().select(cols))
 
 
 def test_mapping_and_unusable_files(tmp_path: Path) -> None:
@@ -237,7 +237,7 @@ def test_mapping_and_unusable_files(tmp_path: Path) -> None:
     store, result = run(tmp_path / "m", [path], mapping={"table_id": "Tisch",
                                                          "shoe_id": "Schuh",
                                                          "outcome": "Ergebnis"})
-    assert result.quarantined == 0 and store.read_coups()["outcome"].to_list() == ["B"]
+    assert result.quarantined == 0 and store.read.coups()["outcome"].to_list() == ["B"]
     with pytest.raises(InputError, match="not in the file: Nope"):
         run(tmp_path / "x", [path], mapping={"outcome": "Nope"})
     with pytest.raises(InputError, match="no such file"):
@@ -250,9 +250,9 @@ from pathlib import Path
 from roads.ingest.readers import ReadOptions
 from roads.ingest.run import ingest
 from roads.rules import get_rules
-from roads.store.store import Store
+from roads.store import Selection, Store
 print("start", flush=True)
-ingest([Path(sys.argv[1])], Store(Path(sys.argv[2])), ReadOptions(), get_rules("standard-8"))
+ingest([Path(sys.argv[1])], Store.create(Path(sys.argv[2])), ReadOptions(), get_rules("standard-8"))
 """
 
 
@@ -273,12 +273,12 @@ def test_sigkill_mid_ingest_leaves_a_readable_store_and_a_rerun_completes(
     time.sleep(1.5)  # somewhere inside reading, validating or writing
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    store = Store(store_dir)
-    partial = store.read_coups()  # readable: no half-written file is ever visible
+    store = Store.create(store_dir)
+    partial = store.read.coups()  # readable: no half-written file is ever visible
     assert partial.height == partial.unique(["table_id", "shoe_id", "coup"]).height
     result = ingest([csv], store, ReadOptions(), get_rules("standard-8"))
     assert result.quarantined == 0
-    full = store.read_coups()
+    full = store.read.coups()
     expected = scan(sim, "coups").select(pl.len()).collect().item()
     assert full.height == expected
     assert full.height == full.unique(["table_id", "shoe_id", "coup"]).height

@@ -92,9 +92,9 @@ def test_a_malformed_partition_fails_clearly(spark: object, dataset: Path,
 
 def test_shoes_cut_across_partitions_are_repaired(spark: object, dataset: Path,
                                                   tmp_path: Path) -> None:
-    from roads.store.store import Store
+    from roads.store import Selection, Store
 
-    store = Store(tmp_path / "store")
+    store = Store.create(tmp_path / "store")
     coups = scan(dataset, "coups").collect()
     store.append(coups, scan(dataset, "shoes").collect(), {"source": "engine"}, name="all")
     shoe = coups.filter(pl.col("shoe_id") == coups["shoe_id"][0]).with_columns(

@@ -225,18 +225,18 @@ def test_randomness_without_data() -> None:
 
 def test_per_file_partials_combine_exactly(tmp_path: Path) -> None:
     from roads.stats.report import store_report
-    from roads.store.store import Store
+    from roads.store import Selection, Store
 
     write_simulation(Simulation(get_rules("standard-8"), shoes=50, seed=77, tables=5,
                                 batch_shoes=16), tmp_path)
-    store = Store(tmp_path)
-    coups, shoes = store.read_coups(), store.read_shoes()
+    store = Store.create(tmp_path)
+    coups, shoes = store.read.coups(), store.read.shoes()
     # A shoe sealed in two parts: its halves live in different files.
     split = coups.filter(pl.col("shoe_id") == coups["shoe_id"][0]).with_columns(
         pl.lit("SPLIT").alias("shoe_id"))
     store.append(split.head(30), None, {"source": "import"}, name="split-a")
     store.append(split.tail(split.height - 30), None, {"source": "import"}, name="split-b")
-    coups = store.read_coups()
+    coups = store.read.coups()
     whole = report(coups, shoes, with_integrity=False)
     fast = store_report(store)
     assert fast is not None
@@ -269,11 +269,11 @@ def test_statistics_reader_counts_each_rows_cards(tmp_path: Path) -> None:
     from roads.store.parquet import parts
     from roads.stats.report import read_for_statistics
     from roads.store.live import CoupEntry, LiveTables
-    from roads.store.store import Store
+    from roads.store import Selection, Store
 
     write_simulation(Simulation(get_rules("standard-8"), shoes=12, seed=5, tables=3,
                                 batch_shoes=4), tmp_path)
-    store = Store(tmp_path)
+    store = Store.create(tmp_path)
     live = LiveTables(store.journal)
     live.open_shoe("K1", "KS", "standard-8", "ana")
     for outcome in "BPT":

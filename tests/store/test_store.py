@@ -1,4 +1,4 @@
-"""The store: live shoes, corrections, sealing, the one read API, compaction."""
+"""The store: live shoes, corrections, sealing, the read port, compaction, file names."""
 
 from __future__ import annotations
 
@@ -7,40 +7,47 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from roads.store.parquet import scan
+from roads.ingest.entry import CoupEntry
+from roads.ingest.readers import ReadOptions
+from roads.ingest.run import ingest
 from roads.rules import get_rules
 from roads.schema import COUPS
 from roads.simulate import Simulation, write_simulation
-from roads.store.live import CoupEntry, LiveError, LiveTables
-from roads.store.store import Store
+from roads.store import NoStore, Selection, Store
+from roads.store.layout import part_name
+from roads.tables import LiveError
+from tests.floor import Floor
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Store:
-    return Store(tmp_path / "store")
+def floor(tmp_path: Path) -> Floor:
+    return Floor(tmp_path / "store")
 
 
-def test_live_shoe_life_cycle(store: Store) -> None:
-    live = LiveTables(store.journal)
-    live.open_shoe("T1", "S1", "standard-8", "dealer", burn_cards=["3h", "Kd", "2c", "9s"])
+def test_live_shoe_life_cycle(floor: Floor) -> None:
+    store = floor.store
+    floor.open_shoe("T1", "S1", burn_cards=["3h", "Kd", "2c", "9s"])
     with pytest.raises(LiveError, match="already has shoe S1 open"):
-        live.open_shoe("T1", "S2", "standard-8", "dealer")
-    live.enter_coup("T1", CoupEntry(outcome="B"), "dealer")
-    event = live.enter_coup("T1", CoupEntry(player_cards=("9h", "Kd"), banker_cards=("5s", "2c")),
-                            "dealer")
+        floor.open_shoe("T1", "S2")
+    floor.coup("T1", "B")
+    event = floor.coup("T1", player=("9h", "Kd"), banker=("5s", "2c"))
     assert event.payload["coup"] == 2 and event.payload["outcome"] == "P"
     assert event.payload["natural"] is True and event.payload["player_total"] == 9
-    coups = store.read_coups("T1")
+    coups = store.read.coups(Selection("T1"))
     assert coups["coup"].to_list() == [1, 2] and dict(coups.schema) == COUPS
-    live.close_shoe("T1", "dealer")
+    assert coups["entry"].cast(str).to_list() == ["keypad", "cards"]
+    assert coups["entered_by"].to_list() == ["dealer", "dealer"]
+    assert store.read.shoes()["open"].to_list() == [True]
+    floor.close("T1")
     with pytest.raises(LiveError, match="has no open shoe"):
-        live.enter_coup("T1", CoupEntry(outcome="B"), "dealer")
-    store.seal("T1", "S1")
-    assert store.read_coups("T1")["coup"].to_list() == [1, 2]  # sealed, read once
-    shoe = store.read_shoes().row(0, named=True)
+        floor.coup("T1", "B")
+    assert store.read.coups(Selection("T1"))["coup"].to_list() == [1, 2]  # sealed, read once
+    shoe = store.read.shoes().row(0, named=True)
     assert shoe["burn_cards"] == ["3h", "Kd", "2c", "9s"] and shoe["coups"] == 2
-    assert shoe["cards_dealt"] is None  # coup 1 was outcome-only
+    assert shoe["cards_dealt"] is None and shoe["open"] is False  # coup 1 was outcome-only
 
 
 @pytest.mark.parametrize(
@@ -53,103 +60,129 @@ def test_live_shoe_life_cycle(store: Store) -> None:
         (("As", "Zz"), ("Ks", "4c"), "not a card"),
     ],
 )
-def test_impossible_coups_are_refused(store: Store, player: tuple[str, ...],
+def test_impossible_coups_are_refused(floor: Floor, player: tuple[str, ...],
                                       banker: tuple[str, ...], message: str) -> None:
-    live = LiveTables(store.journal)
-    live.open_shoe("T1", "S1", "standard-8", "dealer")
+    floor.open_shoe("T1", "S1")
     with pytest.raises(Exception, match=message):
-        live.enter_coup("T1", CoupEntry(player_cards=player, banker_cards=banker), "dealer")
-    assert store.read_coups("T1").is_empty()
+        floor.coup("T1", player=player, banker=banker)
+    assert floor.store.read.coups(Selection("T1")).is_empty()
 
 
-def test_corrections_apply_on_read_and_originals_stay(store: Store) -> None:
-    live = LiveTables(store.journal)
-    live.open_shoe("T1", "S1", "standard-8", "dealer")
-    for outcome in "BBPT":
-        live.enter_coup("T1", CoupEntry(outcome=outcome), "dealer")
-    with pytest.raises(LiveError, match="approver other than"):
-        live.void_coup("T1", "S1", 2, "dealer", "double entry", "dealer")
-    with pytest.raises(LiveError, match="needs a reason"):
-        live.void_coup("T1", "S1", 2, "dealer", " ", "super")
-    with pytest.raises(LiveError, match="has no coup 9"):
-        live.void_coup("T1", "S1", 9, "dealer", "typo", "super")
-    live.void_coup("T1", "S1", 2, "dealer", "double entry", "super")
+def test_corrections_apply_on_read_and_originals_stay(floor: Floor) -> None:
+    store = floor.store
+    floor.open_shoe("T1", "S1")
+    floor.coups("T1", "BBPT")
+    floor.void("T1", "S1", 2)
     with pytest.raises(LiveError, match="already void"):
-        live.void_coup("T1", "S1", 2, "dealer", "again", "super")
-    live.amend_coup("T1", "S1", 3, CoupEntry(outcome="B"), "dealer", "keyed P for B", "super")
-    assert "".join(store.read_coups("T1")["outcome"]) == "BBT"
-    assert store.read_coups("T1")["coup"].to_list() == [1, 3, 4]
-    assert "".join(store.read_coups("T1", originals=True)["outcome"]) == "BBPT"
-    live.close_shoe("T1", "dealer")
-    store.seal("T1", "S1")
-    # Sealed Parquet holds the originals; the read API still applies the corrections.
-    assert "".join(scan(store.root, "coups").collect()["outcome"]) == "BBPT"
-    assert "".join(store.read_coups("T1")["outcome"]) == "BBT"
-    kinds = [e.kind for e in store.journal.events()]
-    assert kinds.count("coup_voided") == 1 and kinds.count("coup_amended") == 1
+        floor.void("T1", "S1", 2)
+    floor.amend("T1", "S1", 3, CoupEntry(outcome="B", method="keypad"))
+    assert "".join(store.read.coups(Selection("T1"))["outcome"]) == "BBT"
+    assert store.read.coups(Selection("T1"))["coup"].to_list() == [1, 3, 4]
+    assert "".join(store.read.coups(Selection("T1"), originals=True)["outcome"]) == "BBPT"
+    marked = store.read.coups(Selection("T1"), marked=True)
+    assert marked["correction"].to_list() == [None, "voided", "amended", None]
+    floor.close("T1")
+    # Sealed Parquet holds the originals; the read port still applies the corrections.
+    [sealed] = [f for f in store.journal.of_kinds(("shoe_sealed",))]
+    path = store.root / sealed.payload["files"][0]["path"]
+    assert "".join(pl.read_parquet(path)["outcome"]) == "BBPT"
+    assert "".join(store.read.coups(Selection("T1"))["outcome"]) == "BBT"
 
 
-def test_corrections_reach_imported_coups(store: Store, tmp_path: Path) -> None:
-    write_simulation(Simulation(get_rules("standard-8"), shoes=1, seed=4), store.root)
-    first = store.read_coups().row(0, named=True)
-    LiveTables(store.journal).amend_coup(first["table_id"], first["shoe_id"], 1,
-                                         CoupEntry(outcome="T"), "auditor", "video review",
-                                         "manager")
-    assert store.read_coups().row(0, named=True)["outcome"] == "T"
-    assert store.read_coups(originals=True).row(0, named=True)["outcome"] == first["outcome"]
+def test_seal_pending_after_a_crash_between_close_and_seal(floor: Floor) -> None:
+    store = floor.store
+    floor.open_shoe("T1", "S1", rules="casino-6")
+    floor.coup("T1", "P")
+    store.journal.run(lambda tx: tx.append("shoe_closed", "T1", "S1", {}, "dealer"))
+    # ... and the process died before sealing: the shoe reads from the journal, once.
+    assert store.read.coups(Selection("T1")).height == 1
+    assert store.read.shoes()["open"].to_list() == [False]
+    assert floor.service.recover() == [("T1", "S1")]
+    assert floor.service.recover() == []
+    store.seal("T1", "S1")  # sealing again changes nothing
+    assert store.read.coups(Selection("T1")).height == 1
+    assert store.read.shoes().height == 1
+    assert len(store.journal.of_kinds(("shoe_sealed",))) == 1
 
 
-def test_seal_pending_after_a_crash_between_close_and_seal(store: Store) -> None:
-    live = LiveTables(store.journal)
-    live.open_shoe("T1", "S1", "casino-6", "dealer")
-    live.enter_coup("T1", CoupEntry(outcome="P"), "dealer")
-    live.close_shoe("T1", "dealer")  # ... and the process died before sealing
-    assert store.seal_pending() == [("T1", "S1")]
-    assert store.seal_pending() == []
-    store.seal("T1", "S1")  # sealing twice replaces, never duplicates
-    assert store.read_coups("T1").height == 1
-    assert store.read_shoes().height == 1
+def _import_days(store: Store, tmp: Path, runs: int) -> pl.DataFrame:
+    for i in range(runs):
+        csv = tmp / f"day{i}.csv"
+        rows = [f"T{i},S{j},{k},{'BPT'[(i + j + k) % 3]},2026-01-0{1 + j % 2}T10:0{k}:00Z"
+                for j in range(3) for k in range(1, 4)]
+        csv.write_text("table,shoe,coup,result,time\n" + "\n".join(rows) + "\n")
+        ingest([csv], store, ReadOptions(), get_rules("standard-8"))
+    return store.read.coups()
 
 
-def test_compaction_merges_closed_days_only(store: Store) -> None:
-    sim = Simulation(get_rules("standard-8"), shoes=6, seed=8, tables=2)
-    coups = pl.concat([write_and_read(sim, store, i) for i in range(3)])
-    info = store.info()
-    assert info["coups"]["files"] == 3 and info["coups"]["rows"] == coups.height
-    before = store.read_coups()
+def test_compaction_merges_closed_days_and_reads_the_same(floor: Floor, tmp_path: Path) -> None:
+    store = floor.store
+    before = _import_days(store, tmp_path, 3)
+    assert store.info()["coups"]["files"] == 6  # 3 runs x 2 days
     report = store.compact(before=date(2100, 1, 1))
-    assert report["partitions_compacted"] >= 1
-    assert store.info()["coups"]["files"] == store.info()["coups"]["partitions"]
-    assert store.read_coups().equals(before)
+    assert report == {"partitions_compacted": 4, "files_replaced": 12}  # coups and shoes
+    assert store.info()["coups"]["files"] == 2 and store.info()["problems"] == []
+    assert store.read.coups().equals(before)
     assert store.compact(before=date(2100, 1, 1))["partitions_compacted"] == 0
+    from roads.store.verify import verify
+
+    assert verify(store, deep=True).ok
 
 
-def write_and_read(sim: Simulation, store: Store, i: int) -> pl.DataFrame:
-    tmp = store.root.parent / f"sim{i}"
-    write_simulation(Simulation(sim.rules, shoes=sim.shoes, seed=sim.seed + i, tables=2), tmp)
-    frame = scan(tmp, "coups").collect()
-    store.append(frame, scan(tmp, "shoes").collect(), {"source": "engine"})
-    return frame
+def test_compaction_refuses_an_altered_file(floor: Floor, tmp_path: Path) -> None:
+    store = floor.store
+    _import_days(store, tmp_path, 2)
+    victim = sorted((store.root / "coups").rglob("part-*.parquet"))[0]
+    victim.write_bytes(victim.read_bytes()[:-1] + b"\0")
+    with pytest.raises(Exception, match="does not match its journaled SHA-256"):
+        store.compact(before=date(2100, 1, 1))
 
 
-def test_interrupted_compaction_is_invisible_and_finished_later(store: Store) -> None:
-    import json
+def test_a_file_no_event_names_is_never_read(floor: Floor, tmp_path: Path) -> None:
+    store = floor.store
+    before = _import_days(store, tmp_path, 1)
+    stray = store.root / "coups" / "date=2026-01-01" / "part-import-stray.parquet"
+    stray.write_bytes(next((store.root / "coups").rglob("part-*.parquet")).read_bytes())
+    assert store.read.coups().equals(before)
+    assert [p["kind"] for p in store.info()["problems"]] == ["not accounted for"]
 
-    sim = Simulation(get_rules("standard-8"), shoes=2, seed=3)
-    write_and_read(sim, store, 0)
-    write_and_read(sim, store, 1)
-    partition = next((store.root / "coups").glob("date=*"))
-    old = sorted(p.name for p in partition.glob("part-*.parquet"))
-    before = store.read_coups()
-    # Simulate a crash right after the merged file was published, before old parts went.
-    merged = pl.read_parquet(sorted(partition.glob("part-*.parquet")))
-    from roads.store.parquet import AtomicParquetWriter
 
-    with AtomicParquetWriter(partition / "part-merged.parquet", "coups", {}) as w:
-        w.write(merged.to_arrow())
-    (partition / "_compaction.json").write_text(json.dumps({"new": "part-merged.parquet",
-                                                            "old": old}))
-    assert store.read_coups().equals(before)  # no duplicates while the note exists
-    store.compact(before=date(1900, 1, 1))  # finishes the interrupted one, merges nothing
-    assert sorted(p.name for p in partition.glob("part-*.parquet")) == ["part-merged.parquet"]
-    assert store.read_coups().equals(before)
+def test_reads_never_create_a_store(tmp_path: Path) -> None:
+    with pytest.raises(NoStore, match="no store at"):
+        Store.open(tmp_path / "typo")
+    assert not (tmp_path / "typo").exists()
+
+
+# Pairs today's sanitising scheme gave one name: unsafe characters, and long ids.
+COLLIDING = [(("T:1", "S1"), ("T_1", "S1")), (("T1", "S:1"), ("T1", "S_1")),
+             (("T1", "S1"), ("T1-S1", "")), (("A" * 80 + "x", "S"), ("A" * 80 + "y", "S")),
+             (("T1", "ab/cd"), ("T1", "ab cd"))]
+
+
+@pytest.mark.parametrize(("a", "b"), COLLIDING)
+def test_part_names_never_collide(a: tuple[str, str], b: tuple[str, str]) -> None:
+    assert part_name("live", *a) != part_name("live", *b)
+
+
+@given(st.tuples(st.text(min_size=1, max_size=70), st.text(max_size=70)),
+       st.tuples(st.text(min_size=1, max_size=70), st.text(max_size=70)))
+def test_part_names_are_injective(a: tuple[str, str], b: tuple[str, str]) -> None:
+    assert (part_name("live", *a) == part_name("live", *b)) == (a == b)
+
+
+def test_two_shoes_whose_safe_names_match_are_both_kept(floor: Floor) -> None:
+    for table in ("T:1", "T_1"):
+        floor.open_shoe(table, "S1")
+        floor.coups(table, "BP" if table == "T:1" else "PPBT")
+        floor.close(table)
+    counts = floor.store.read.coups().group_by("table_id").len().sort("table_id")
+    assert counts.rows() == [("T:1", 2), ("T_1", 4)]
+
+
+def test_engine_runs_go_through_the_catalogue(tmp_path: Path) -> None:
+    store = Store.create(tmp_path / "sim")
+    files, coups = write_simulation(Simulation(get_rules("standard-8"), shoes=20, seed=3,
+                                               tables=2), store)
+    assert len(files) == 2 and store.read.coups().height == coups
+    [event] = store.journal.of_kinds(("files_published",))
+    assert sorted(f["path"] for f in event.payload["files"]) == sorted(files)

@@ -1,0 +1,259 @@
+"""``roads verify BUNDLE``: an export bundle checked offline, with nothing but itself.
+
+Beyond every file's digest, size and row count, the CSV against the Parquet and the hash
+chain of the journal range, a bundle is checked against itself: the signed checkpoint must
+sign the range's last event; every coup's shoe is in the shoes table; the corrections marked
+on the coups are the corrections listed; the coups of every live shoe are exactly what the
+journal's ``coup_entered`` events say, with the journal's corrections applied; and the coups
+of every stored shoe (as entered) give the shoe digests that, with the other shoes' leaves,
+recompute the content digest the journal recorded for its file.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from roads.files import sha256
+from roads.schema import CONTENT, COUP_KEY, COUPS, SHOE_KEY, conform
+from roads.store import MARK, Event, apply_corrections, coup_row, coups_frame
+from roads.store.checkpoint import Checkpoint, check, fingerprint
+from roads.store.digest import combine_leaves, shoe_digests
+from roads.store.journal import FILE_KINDS, Link, verify_events
+
+
+class BundleError(Exception):
+    """The first discrepancy found in a bundle, in plain words."""
+
+
+def _load(bundle: Path) -> tuple[dict[str, Any], bytes]:
+    path = bundle / "manifest.json"
+    if not path.is_file():
+        raise BundleError(f"{bundle}: no manifest.json — this is not an export bundle")
+    body = path.read_bytes()
+    try:
+        manifest: dict[str, Any] = json.loads(body)
+        manifest["files"], manifest["journal"]
+    except (ValueError, KeyError, TypeError):
+        raise BundleError("manifest.json is not a valid manifest") from None
+    return manifest, body
+
+
+def _files(bundle: Path, manifest: dict[str, Any]) -> None:
+    files = manifest["files"]
+    present = {p.name for p in bundle.iterdir() if p.is_file()} - {"manifest.json",
+                                                                   "manifest.sig"}
+    for extra in sorted(present - set(files)):
+        raise BundleError(f"{extra} is in the bundle but not in the manifest (file added)")
+    for name, entry in files.items():
+        path = bundle / name
+        if not path.is_file():
+            raise BundleError(f"{name} is listed in the manifest but missing (file deleted)")
+        if path.stat().st_size != entry["bytes"]:
+            raise BundleError(f"{name} has {path.stat().st_size} bytes, the manifest says "
+                              f"{entry['bytes']} (file changed)")
+        if sha256(path) != entry["sha256"]:
+            raise BundleError(f"{name} does not match its SHA-256 in the manifest "
+                              "(file changed)")
+
+
+def _tables(bundle: Path, manifest: dict[str, Any]) -> dict[str, pl.DataFrame]:
+    from roads.audit.bundle import csv_ready, data_digest
+
+    files = manifest["files"]
+    if "data_digest" in manifest and data_digest(files) != manifest["data_digest"]:
+        raise BundleError("the data digest does not match the data files' digests "
+                          "(manifest changed)")
+    out = {}
+    for table in ("coups", "shoes", "corrections", "journal", "file_shoes"):
+        if f"{table}.parquet" not in files:
+            raise BundleError(f"{table}.parquet is not in the bundle")
+        parquet = pl.read_parquet(bundle / f"{table}.parquet")
+        csv = pl.read_csv(bundle / f"{table}.csv", infer_schema=False)
+        for fmt, frame in (("parquet", parquet), ("csv", csv)):
+            want = files[f"{table}.{fmt}"]["rows"]
+            if frame.height != want:
+                raise BundleError(f"{table}.{fmt} has {frame.height} rows, the manifest says "
+                                  f"{want}")
+        if parquet.height and not csv_ready(parquet).cast(pl.String).equals(
+                csv.cast(pl.String)):
+            raise BundleError(f"{table}.csv and {table}.parquet disagree")
+        out[table] = parquet
+    return out
+
+
+def _journal(bundle: Path, manifest: dict[str, Any]) -> list[Event | Link]:
+    events: list[Event | Link] = []
+    for n, line in enumerate((bundle / "journal.jsonl").read_text(encoding="utf-8")
+                             .splitlines(), start=1):
+        if not line:
+            continue
+        try:
+            d = json.loads(line)
+            if d.get("redacted"):
+                events.append(Link(d["seq"], d["table_id"], d["shoe_id"], d["body_sha256"],
+                                   d["prev_hash"], d["hash"]))
+            else:
+                events.append(Event(d["seq"], d["at"], d["kind"], d["table_id"],
+                                    d["shoe_id"], d["actor"], d["payload"], d["prev_hash"],
+                                    d["hash"]))
+        except (ValueError, KeyError, TypeError):
+            raise BundleError(f"journal.jsonl line {n} is not a journal event") from None
+    chain = manifest["journal"]
+    if events:
+        report = verify_events(events, chain["first_prev_hash"], chain["first_seq"])
+        if not report.ok:
+            raise BundleError(f"journal chain broken: {report.reason}")
+        if report.head != chain["head"]:
+            raise BundleError("the journal's last event is not the head the manifest names")
+    return events
+
+
+def _checkpoints(bundle: Path, manifest: dict[str, Any], events: list[Event | Link]) -> None:
+    """The store's signed checkpoint must sign the range's last event; every checkpoint
+    inside the range must match its event."""
+    pem = (bundle / "store-key.pub").read_bytes()
+    if fingerprint(pem) != manifest.get("store_key"):
+        raise BundleError("store-key.pub is not the store key the manifest names")
+    points = []
+    for n, line in enumerate((bundle / "checkpoints.jsonl").read_text().splitlines(), 1):
+        try:
+            d = json.loads(line)
+            points.append(Checkpoint(int(d["seq"]), d["hash"], d["at"], d["key"],
+                                     d["signature"]))
+        except (ValueError, KeyError, TypeError):
+            raise BundleError(f"checkpoints.jsonl line {n} is not a checkpoint") from None
+    if not events:
+        return
+    hashes = {e.seq: e.hash for e in events}
+    first, last = events[0].seq, events[-1].seq
+    inside = [p for p in points if first <= p.seq <= last]
+    problem = check(inside, pem, hashes.get, last)
+    if problem:
+        raise BundleError(f"checkpoints: {problem}")
+    cut = manifest["journal"].get("checkpoint") or {}
+    if not any(p.seq == last == cut.get("seq") and p.hash == hashes[last] for p in inside):
+        raise BundleError("no signed checkpoint of the store signs the journal range's last "
+                          "event (the range may have been cut or re-chained)")
+
+
+def _consistent(t: dict[str, pl.DataFrame]) -> None:
+    coups, shoes, fixes = t["coups"], t["shoes"], t["corrections"]
+    known = set(shoes.select(*SHOE_KEY).iter_rows())
+    for key in coups.select(*SHOE_KEY).unique().iter_rows():
+        if key not in known:
+            raise BundleError(f"coups of shoe {key[0]}/{key[1]} are listed, but the shoe is "
+                              "not in shoes")
+    if "open" not in shoes.columns:
+        raise BundleError("the shoes table does not say which shoes are open")
+    last: dict[tuple[Any, ...], str] = {}
+    for r in fixes.sort("seq").iter_rows(named=True):
+        key = (r["table_id"], r["shoe_id"], r["coup"])
+        last[key] = "voided" if r["kind"] == "coup_voided" else last.get(key, "amended")
+    for r in coups.select(*COUP_KEY, MARK).iter_rows(named=True):
+        mark = r[MARK]
+        want = last.get((r["table_id"], r["shoe_id"], r["coup"]))
+        if mark != want:
+            raise BundleError(f"coup {r['coup']} of {r['table_id']}/{r['shoe_id']} is marked "
+                              f"{mark or 'as entered'}, the corrections say {want or 'none'}")
+
+
+def _live_shoes(t: dict[str, pl.DataFrame], events: list[Event | Link]) -> None:
+    """Each shoe the journal range opened: its coups exactly as its events entered them,
+    with its corrections applied."""
+    full = [e for e in events if isinstance(e, Event)]
+    opened = {(e.table_id, e.shoe_id or "") for e in full if e.kind == "shoe_opened"}
+    coups = conform(t["coups"], "coups").with_columns(t["coups"][MARK])
+    for key in sorted(opened):
+        mine = [e for e in full if (e.table_id, e.shoe_id) == key]
+        entered = coups_frame([coup_row(e) for e in mine if e.kind == "coup_entered"])
+        expected = apply_corrections(entered, mine, marked=True).sort("coup")
+        listed = coups.filter((pl.col("table_id") == key[0]) & (pl.col("shoe_id") == key[1])
+                              ).sort("coup")
+        columns = [*COUP_KEY, *CONTENT, "dealt_at", "entered_by", MARK]
+        if not expected.select(columns).equals(listed.select(columns)):
+            raise BundleError(f"the coups of live shoe {key[0]}/{key[1]} are not the coups "
+                              "its journal events entered")
+
+
+def _as_entered(t: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """The bundle's coups as entered: amended values put back from the corrections table."""
+    coups = conform(t["coups"], "coups")
+    fixes = t["corrections"].filter(pl.col("kind") == "coup_amended").sort("seq")
+    if fixes.is_empty():
+        return coups
+    first = fixes.unique([*COUP_KEY], keep="first", maintain_order=True)
+    originals = first.select(*COUP_KEY, *(
+        (pl.col(f"original_{c}").str.split(" ").cast(COUPS[c]) if c.endswith("_cards") else
+         pl.col(f"original_{c}").cast(COUPS[c])).alias(c) for c in CONTENT))
+    rest = coups.join(originals.select(*COUP_KEY), on=list(COUP_KEY), how="anti")
+    amended = coups.join(originals.select(*COUP_KEY), on=list(COUP_KEY), how="semi")
+    restored = amended.drop(*CONTENT).join(originals, on=list(COUP_KEY), how="left")
+    return pl.concat([rest, conform(restored, "coups")])
+
+
+def _stored_shoes(t: dict[str, pl.DataFrame], events: list[Event | Link]) -> None:
+    """Each stored file's leaves recompute the content digest its journal event recorded;
+    each of the slice's shoes in it gives, as entered, the digest listed for it."""
+    recorded: dict[str, str] = {}
+    for e in events:
+        if isinstance(e, Event) and e.kind in FILE_KINDS:
+            for f in e.payload.get("files", []):
+                recorded[f["path"]] = f["content"]
+    listing = t["file_shoes"].sort("path", "position")
+    if listing.is_empty():
+        return
+    digests = shoe_digests(_as_entered(t))
+    mine = {(r[0], r[1]): r[2] for r in digests.iter_rows()}
+    for (path,), rows in listing.group_by("path", maintain_order=True):
+        if path not in recorded:
+            raise BundleError(f"no journal event of the bundle records the file {path}")
+        if combine_leaves(rows["leaf"].to_list()) != recorded[path]:
+            raise BundleError(f"the shoe digests listed for {path} do not give the content "
+                              "digest its journal event recorded")
+        for r in rows.filter(pl.col("table_id").is_not_null()).iter_rows(named=True):
+            if mine.get((r["table_id"], r["shoe_id"])) != r["digest"]:
+                raise BundleError(f"the coups of shoe {r['table_id']}/{r['shoe_id']} are not "
+                                  f"the coups stored in {path} (their digest differs)")
+
+
+def verify(bundle: Path, public_key: Path | None = None) -> dict[str, Any]:
+    """Check a bundle; raises :class:`BundleError` at the first discrepancy."""
+    manifest, body = _load(bundle)
+    _check_signature(bundle, body, public_key)
+    _files(bundle, manifest)
+    tables = _tables(bundle, manifest)
+    events = _journal(bundle, manifest)
+    _checkpoints(bundle, manifest, events)
+    _consistent(tables)
+    _live_shoes(tables, events)
+    _stored_shoes(tables, events)
+    return manifest
+
+
+def _check_signature(bundle: Path, body: bytes, public_key: Path | None) -> None:
+    signed = (bundle / "manifest.sig").is_file()
+    if public_key is None:
+        if signed:
+            raise BundleError("the bundle is signed: give --pubkey to check the signature")
+        return
+    if not signed:
+        raise BundleError("the bundle is not signed, but a public key was given")
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+    from cryptography.hazmat.primitives.serialization import load_pem_public_key
+
+    try:
+        key = load_pem_public_key(public_key.read_bytes())
+    except (OSError, ValueError) as exc:
+        raise BundleError(f"{public_key}: not a readable PEM public key ({exc})") from None
+    if not isinstance(key, Ed25519PublicKey):
+        raise BundleError(f"{public_key}: not an Ed25519 public key")
+    try:
+        key.verify((bundle / "manifest.sig").read_bytes(), body)
+    except InvalidSignature:
+        raise BundleError("the manifest's signature does not match this public key "
+                          "(manifest changed, or signed with another key)") from None
