@@ -40,7 +40,7 @@ from roads import __version__
 from roads.audit.stream import write_chunks
 from roads.errors import InputError
 from roads.files import publish, sha256
-from roads.schema import CONTENT, SCHEMA_VERSION, SHOE_KEY, conform
+from roads.schema import CONTENT, COUPS, SCHEMA_VERSION, SHOE_KEY, conform
 from roads.store import MARK, SYSTEM, Event, Selection, Store
 from roads.store.journal import FILE_KINDS, canonical
 
@@ -307,6 +307,10 @@ def export_bundle(store: Store, what: Slice, out: Path, exported_by: str,
     rows, touched = write_chunks(out / "coups.csv", out / "coups.parquet",
                                  store.read.chunks(sel, marked=True), csv_ready, bar.update)
     bar.close()
+    if not rows:  # the slice's shoes hold no coup yet (just opened): empty tables, headed
+        empty = pl.DataFrame(schema={**COUPS, MARK: pl.String})
+        publish(out / "coups.parquet", empty.write_parquet)
+        publish(out / "coups.csv", csv_ready(empty).write_csv)
     add("coups.parquet", rows)
     add("coups.csv", rows)
     missing = touched - keys

@@ -130,6 +130,10 @@ def _checkpoints(bundle: Path, manifest: dict[str, Any], events: list[Event | Li
         return
     hashes = {e.seq: e.hash for e in events}
     first, last = events[0].seq, events[-1].seq
+    beyond = [p for p in points if p.seq > last]
+    if beyond:
+        raise BundleError(f"a checkpoint of the store signed event {beyond[0].seq}, beyond the "
+                          f"journal range's end (event {last}): the journal was cut")
     inside = [p for p in points if first <= p.seq <= last]
     problem = check(inside, pem, hashes.get, last)
     if problem:

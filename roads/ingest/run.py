@@ -176,6 +176,7 @@ def ingest(paths: list[Path], store: Store, options: ReadOptions, rules: RuleSet
                 parsed, pending, parser = _parse(path, fmt, options, hasher)
                 checked = check(parsed, rules.decks)
                 digest = pending.result()
+            point("ingest:parsed")
             entry: dict[str, Any] = {"file": str(path), "sha256": digest}
             if digest in seen:
                 files.append({**entry, "skipped": f"already ingested (run {seen[digest]})",

@@ -22,6 +22,7 @@ from roads.ingest import bounds
 from roads.ingest.entry import CoupEntry
 from roads.rules import PRESETS, RulesError, RuleSet
 from roads.store import Event, Selection, Store
+from roads.store.journal import Action, GroupCommitter
 from roads.tables import actions
 from roads.tables.actions import ContextCache, LiveError, Posted
 from roads.tables.policy import Actor, authorize
@@ -51,11 +52,20 @@ class Settings:
 class TableService:
     """Live tables of one store."""
 
-    def __init__(self, store: Store, settings: Settings | None = None) -> None:
+    def __init__(self, store: Store, settings: Settings | None = None,
+                 committer: GroupCommitter | None = None) -> None:
         self.store = store
         self.journal = store.journal
         self.settings = settings or Settings()
         self._contexts = ContextCache()
+        self._committer = committer
+
+    def _run(self, action: Action) -> Event:
+        """Run an action in its own transaction, or in the next shared commit when a
+        :class:`GroupCommitter` batches many submitters (the server under load)."""
+        if self._committer is not None:
+            return self._committer.submit(action).result()
+        return self.journal.run(action)
 
     # -- writes -----------------------------------------------------------------------------
     def open_shoe(self, actor: Actor, table_id: str, shoe_id: str, rules: str = "standard-8",
@@ -63,7 +73,7 @@ class TableService:
                   source: str = "live") -> Event:
         authorize(actor, "open_shoe", table_id)
         rule_set = self.settings.rule_set(rules)
-        return self.journal.run(actions.open_shoe(table_id, shoe_id, rule_set, actor.name,
+        return self._run(actions.open_shoe(table_id, shoe_id, rule_set, actor.name,
                                                   source, burn_cards, cut_card_index))
 
     def enter_coup(self, actor: Actor, table_id: str, entry: CoupEntry,
@@ -72,7 +82,7 @@ class TableService:
         event and whether it is new."""
         authorize(actor, "enter_coup", table_id)
         posted = Posted()
-        event = self.journal.run(actions.enter_coup(
+        event = self._run(actions.enter_coup(
             table_id, entry, actor.name, self._contexts, posted, shoe_id, coup,
             self.settings.tolerance))
         return event, posted.created
@@ -80,13 +90,13 @@ class TableService:
     def close_shoe(self, actor: Actor, table_id: str) -> tuple[Event, Event]:
         """Close the open shoe and seal it into Parquet; returns both events."""
         authorize(actor, "close_shoe", table_id)
-        closed = self.journal.run(actions.close_shoe(table_id, actor.name))
+        closed = self._run(actions.close_shoe(table_id, actor.name))
         sealed = self.store.seal(table_id, closed.shoe_id or "", actor.name)
         return closed, sealed
 
     def close_table(self, actor: Actor, table_id: str) -> Event:
         authorize(actor, "close_table", table_id)
-        return self.journal.run(actions.close_table(table_id, actor.name))
+        return self._run(actions.close_table(table_id, actor.name))
 
     def request_correction(self, actor: Actor, table_id: str, shoe_id: str, coup: int,
                            reason: str, amended: CoupEntry | None = None) -> Event:
@@ -96,14 +106,14 @@ class TableService:
         in_record = self._coup(table_id, shoe_id, coup) is not None
         if not in_record and not self.journal.events(table_id, shoe_id):
             raise LiveError(f"shoe {shoe_id} at table {table_id} has no coup {coup}")
-        return self.journal.run(actions.request_correction(
+        return self._run(actions.request_correction(
             table_id, shoe_id, coup, actor.name, reason, amended, in_record))
 
     def decide_correction(self, actor: Actor, request: int, approve: bool,
                           note: str = "") -> Event:
         event = self.journal.at(request)
         authorize(actor, "decide_correction", event.table_id if event else None)
-        return self.journal.run(actions.decide_correction(request, actor.name, approve, note))
+        return self._run(actions.decide_correction(request, actor.name, approve, note))
 
     def recover(self) -> list[tuple[str, str]]:
         """Seal every shoe closed before a crash but not sealed; run at start-up."""

@@ -13,8 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from roads.ingest.entry import CoupEntry
+from roads.store import Store
 from roads.store.journal import GENESIS, GroupCommitter, Journal, JournalError
-from roads.store.live import CoupEntry, LiveError, LiveTables, enter_coup
+from roads.tables import LiveError, TableService
+from tests.floor import DEALER, Floor
 
 
 def _tamper(path: Path, sql: str) -> None:
@@ -26,12 +29,11 @@ def _tamper(path: Path, sql: str) -> None:
 
 
 def _journal_with_coups(tmp_path: Path, coups: int = 5) -> Journal:
-    journal = Journal(tmp_path / "journal.sqlite")
-    live = LiveTables(journal)
-    live.open_shoe("T1", "S1", "standard-8", "dealer")
+    floor = Floor(tmp_path)
+    floor.open_shoe("T1", "S1")
     for i in range(coups):
-        live.enter_coup("T1", CoupEntry(outcome="BPT"[i % 3]), "dealer")
-    return journal
+        floor.coup("T1", "BPT"[i % 3])
+    return floor.store.journal
 
 
 def test_chain_links_every_event(tmp_path: Path) -> None:
@@ -77,59 +79,70 @@ def test_unknown_event_kind(tmp_path: Path) -> None:
 
 
 def test_group_commit_numbers_coups_without_gaps(tmp_path: Path) -> None:
-    journal = Journal(tmp_path / "journal.sqlite")
-    LiveTables(journal).open_shoe("T1", "S1", "standard-8", "dealer")
-    committer = GroupCommitter(journal)
+    store = Store.create(tmp_path)
+    committer = GroupCommitter(store.journal)
+    service = TableService(store, committer=committer)
+    service.open_shoe(DEALER, "T1", "S1")
     with ThreadPoolExecutor(8) as pool:
-        futures = list(pool.map(
-            lambda i: committer.submit(enter_coup("T1", CoupEntry(outcome="B"), f"d{i}")),
-            range(200)))
-        events = [f.result(timeout=30) for f in futures]
+        events = list(pool.map(
+            lambda i: service.enter_coup(DEALER, "T1", CoupEntry(outcome="B"))[0],
+            range(100)))
     committer.close()
-    assert sorted(e.payload["coup"] for e in events) == list(range(1, 201))
-    assert journal.verify().ok
+    assert sorted(e.payload["coup"] for e in events) == list(range(1, 101))
+    assert store.journal.verify().ok
 
 
 def test_refused_action_in_a_shared_commit_leaves_the_others(tmp_path: Path) -> None:
-    journal = Journal(tmp_path / "journal.sqlite")
-    committer = GroupCommitter(journal)
-    bad = committer.submit(enter_coup("T9", CoupEntry(outcome="B"), "d"))  # no open shoe
+    store = Store.create(tmp_path)
+    committer = GroupCommitter(store.journal)
+    service = TableService(store, committer=committer)
     with pytest.raises(LiveError, match="has no open shoe"):
-        bad.result(timeout=10)
+        service.enter_coup(DEALER, "T9", CoupEntry(outcome="B"))
     committer.close()
-    assert journal.verify().ok and journal.head()[0] == 0
+    assert store.journal.verify().ok and store.journal.head()[0] == 0
 
 
 WRITER = """
 import sys
 from pathlib import Path
-from roads.store.journal import Journal
-from roads.store.live import CoupEntry, LiveTables
-live = LiveTables(Journal(Path(sys.argv[1])))
-live.open_shoe("T1", "S1", "standard-8", "dealer")
+from roads.ingest.entry import CoupEntry
+from roads.store import Store
+from roads.tables import Actor, TableService
+service = TableService(Store.create(Path(sys.argv[1])))
+dealer = Actor.user("dealer", "dealer")
 print("ready", flush=True)
-i = 0
-while True:
-    event = live.enter_coup("T1", CoupEntry(outcome="BP"[i % 2]), "dealer")
-    print(event.payload["coup"], flush=True)  # acknowledged: durable before this line
-    i += 1
+for shoe in range(1, 1000):
+    service.open_shoe(dealer, "T1", f"S{shoe}")
+    for i in range(60):
+        event = service.enter_coup(dealer, "T1", CoupEntry(outcome="BP"[i % 2]))[0]
+        print(shoe, event.payload["coup"], flush=True)  # acknowledged: durable by now
+    service.close_shoe(dealer, "T1")
 """
 
 
 def test_sigkill_mid_write_keeps_every_acknowledged_coup(tmp_path: Path) -> None:
-    path = tmp_path / "journal.sqlite"
+    path = tmp_path
     proc = subprocess.Popen([sys.executable, "-c", WRITER, str(path)], stdout=subprocess.PIPE,
                             text=True)
     assert proc.stdout is not None
     assert proc.stdout.readline().strip() == "ready"
-    acknowledged: list[int] = []
-    deadline = time.monotonic() + 20
+    acknowledged: list[tuple[str, int]] = []
+    deadline = time.monotonic() + 30
     while len(acknowledged) < 150 and time.monotonic() < deadline:
-        acknowledged.append(int(proc.stdout.readline()))
+        shoe, coup = proc.stdout.readline().split()
+        acknowledged.append((f"S{shoe}", int(coup)))
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    journal = Journal(path)
+    journal = Journal(path / "journal.sqlite")
     assert journal.verify().ok
-    stored = [e.payload["coup"] for e in journal.events() if e.kind == "coup_entered"]
+    stored = [(e.shoe_id, e.payload["coup"]) for e in journal.events()
+              if e.kind == "coup_entered"]
     assert set(acknowledged) <= set(stored)
-    assert stored == list(range(1, len(stored) + 1))
+    for shoe in {s for s, _ in stored}:
+        numbers = [c for s, c in stored if s == shoe]
+        assert numbers == list(range(1, len(numbers) + 1))
+    # What the kill interrupted reads back whole: every stored coup, once.
+    from roads.store import Store
+
+    assert sorted(Store.open(path).read.coups().select("shoe_id", "coup").rows()) == \
+        sorted(stored)

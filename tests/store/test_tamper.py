@@ -1,0 +1,177 @@
+"""Tampering with a store: every change to a stored byte, file or event is noticed and
+named by `roads store verify`, and a signed bundle of the tampered store fails `roads
+verify`."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+import polars as pl
+import pyarrow.parquet as pq
+import pytest
+
+from roads.audit.bundle import BundleError, Slice, export_bundle, generate_keys, verify
+from roads.ingest.readers import ReadOptions
+from roads.ingest.run import ingest
+from roads.rules import get_rules
+from roads.store import Selection, Store, StoreReadError
+from roads.store.verify import verify as verify_store
+from tests.floor import Floor
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store with a sealed live shoe (T1/S1), an imported shoe (T9/H1), an open shoe."""
+    root = tmp_path_factory.mktemp("pristine")
+    floor = Floor(root / "store")
+    floor.open_shoe("T1", "S1")
+    floor.coups("T1", "BPPBT")
+    floor.coup("T1", player=("9h", "Kd"), banker=("5s", "2c"))
+    floor.close("T1")
+    csv = root / "import.csv"
+    csv.write_text("table,shoe,coup,result\nT9,H1,1,B\nT9,H1,2,P\nT9,H1,3,B\n")
+    ingest([csv], floor.store, ReadOptions(), get_rules("standard-8"))
+    floor.open_shoe("T1", "S2")
+    floor.coups("T1", "PP")
+    floor.store.checkpoint()
+    assert verify_store(floor.store).ok
+    return root / "store"
+
+
+@pytest.fixture
+def store(pristine: Path, tmp_path: Path) -> Store:
+    copy = tmp_path / "store"
+    shutil.copytree(pristine, copy)
+    return Store.open(copy)
+
+
+def _file(store: Store, source: str) -> Path:
+    db = store.journal.connection()
+    [path] = [r[0] for r in db.execute(
+        "SELECT path FROM catalog WHERE tbl = 'coups' AND source = ?", (source,))]
+    return store.root / path
+
+
+def _rewrite(path: Path, change: Callable[[pl.DataFrame], pl.DataFrame]) -> None:
+    """Rewrite a part file with its provenance metadata kept (what a careful forger does)."""
+    meta = pq.read_metadata(path).metadata
+    table = change(pl.read_parquet(path)).to_arrow()
+    pq.write_table(table.replace_schema_metadata(meta), path)
+
+
+def _flip_outcome(frame: pl.DataFrame) -> pl.DataFrame:
+    return frame.with_columns(pl.when(pl.col("coup") == 1).then(pl.lit("T"))
+                              .otherwise(pl.col("outcome").cast(pl.String))
+                              .cast(frame.schema["outcome"]).alias("outcome"))
+
+
+def _kinds(store: Store) -> dict[str, str]:
+    return {p["kind"]: p["where"] for p in verify_store(store).first_of_each_kind()}
+
+
+def _bundle_fails(store: Store, tmp_path: Path, what: Slice) -> None:
+    generate_keys(tmp_path / "k.pem", tmp_path / "k.pub")
+    try:
+        export_bundle(store, what, tmp_path / "bundle", "auditor", tmp_path / "k.pem")
+    except (StoreReadError, ValueError):
+        return  # the tampered store could not even be exported: also noticed
+    with pytest.raises(BundleError):
+        verify(tmp_path / "bundle", tmp_path / "k.pub")
+
+
+def test_a_rewritten_sealed_file_is_named(store: Store, tmp_path: Path) -> None:
+    path = _file(store, "live")
+    _rewrite(path, _flip_outcome)
+    assert _kinds(store).get("altered") == path.relative_to(store.root).as_posix()
+    _bundle_fails(store, tmp_path, Slice("T1", "S1"))
+
+
+def test_a_rewritten_imported_file_is_named(store: Store, tmp_path: Path) -> None:
+    path = _file(store, "import")
+    _rewrite(path, _flip_outcome)
+    assert _kinds(store).get("altered") == path.relative_to(store.root).as_posix()
+    _bundle_fails(store, tmp_path, Slice("T9", "H1"))
+
+
+def test_a_flipped_byte_is_named_and_other_shoes_stay_readable(store: Store) -> None:
+    path = _file(store, "import")
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+    assert _kinds(store).get("altered") == path.relative_to(store.root).as_posix()
+    assert store.read.coups(Selection("T1", "S1")).height == 6  # other files unaffected
+
+
+def test_a_corrupt_footer_is_named_on_read(store: Store) -> None:
+    path = _file(store, "import")
+    path.write_bytes(path.read_bytes()[:-12] + b"\0" * 12)
+    with pytest.raises(StoreReadError, match=path.name):
+        store.read.coups()
+    assert store.read.coups(Selection("T1")).height == 8  # the other shoes stay readable
+
+
+def test_a_deleted_file_is_named(store: Store) -> None:
+    path = _file(store, "live")
+    path.unlink()
+    assert _kinds(store).get("missing") == path.relative_to(store.root).as_posix()
+
+
+def test_an_extra_file_is_named(store: Store) -> None:
+    source = _file(store, "live")
+    extra = source.parent / "part-live-extra.parquet"
+    shutil.copy(source, extra)
+    assert _kinds(store).get("not accounted for") == extra.relative_to(store.root).as_posix()
+    assert store.read.coups().height == 11  # and it is never read
+
+
+def _db(store: Store, sql: str) -> None:
+    db = sqlite3.connect(store.root / "journal.sqlite")
+    db.executescript("DROP TRIGGER events_no_update; DROP TRIGGER events_no_delete;" + sql)
+    db.commit()
+    db.close()
+
+
+def test_a_truncated_journal_is_named(store: Store, tmp_path: Path) -> None:
+    head = store.journal.head()[0]
+    _db(store, f"DELETE FROM events WHERE seq > {head - 2};")
+    assert "checkpoint" in _kinds(store)
+    _bundle_fails(store, tmp_path, Slice("T1", "S2"))
+
+
+def test_a_rechained_journal_is_named(store: Store, tmp_path: Path) -> None:
+    from roads.store.journal import event_hash
+
+    events = store.journal.events()
+    coup = next(e for e in events if e.kind == "coup_entered")
+    payload = {**coup.payload, "outcome": "T"}
+    prev = coup.prev_hash
+    db = sqlite3.connect(store.root / "journal.sqlite")
+    db.executescript("DROP TRIGGER events_no_update; DROP TRIGGER events_no_delete;")
+    import json
+
+    for e in events[coup.seq - 1:]:
+        body = payload if e.seq == coup.seq else e.payload
+        digest = event_hash(prev, e.seq, e.at, e.kind, e.table_id, e.shoe_id, e.actor, body)
+        db.execute("UPDATE events SET payload = ?, prev_hash = ?, hash = ? WHERE seq = ?",
+                   (json.dumps(body, sort_keys=True, separators=(",", ":")), prev, digest,
+                    e.seq))
+        prev = digest
+    db.commit()
+    db.close()
+    fresh = Store.open(store.root)
+    assert fresh.journal.verify().ok  # the chain itself holds...
+    kinds = _kinds(fresh)
+    assert "checkpoint" in kinds and "differs from journal" in kinds  # ...but not this
+    _bundle_fails(fresh, tmp_path, Slice("T1", "S1"))
+
+
+def test_a_deleted_seal_event_is_named_and_the_shoe_is_not_counted_twice(store: Store) -> None:
+    [seal] = store.journal.of_kinds(("shoe_sealed",))
+    _db(store, f"DELETE FROM events WHERE seq = {seal.seq};")
+    fresh = Store.open(store.root)
+    kinds = _kinds(fresh)
+    assert "chain" in kinds and "catalogue" in kinds
+    assert fresh.read.coups(Selection("T1", "S1")).height == 6
