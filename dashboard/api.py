@@ -10,12 +10,12 @@ the field; a state the table does not allow (no open shoe, a coup out of order, 
 request) is 409; posting a coup that is already stored is idempotent (200, ``created: false``).
 """
 
-from __future__ import annotations
 
 import secrets
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from dashboard.context import Context
@@ -36,19 +36,16 @@ from roads.tables import (
 SESSION_COOKIE = "roads_session"
 
 
-def refused(exc: InputError, field: str | None = None) -> HTTPException:
-    """The HTTP answer to a refusal of the service."""
+def refused(exc: InputError, field: str | None = None) -> Exception:
+    """The HTTP answer to a refusal of the service: 403, 409, or a 422 naming the field in
+    the same shape as every other validation error."""
     if isinstance(exc, Forbidden):
         return HTTPException(403, str(exc))
-    if isinstance(exc, EntryError):
-        return HTTPException(422, {"error": f"{exc.field}: {exc}", "field": exc.field,
-                                   "detail": str(exc)})
-    if isinstance(exc, RulesError):
-        return HTTPException(422, {"error": f"{field or 'rules'}: {exc}",
-                                   "field": field or "rules", "detail": str(exc)})
     if isinstance(exc, CoupConflict | LiveError):
         return HTTPException(409, str(exc))
-    return HTTPException(422, str(exc))
+    where = exc.field if isinstance(exc, EntryError) else field or "body"
+    return RequestValidationError([{"loc": ("body", where), "msg": str(exc),
+                                    "type": "value_error"}])
 
 
 def authenticate(ctx: Context, request: Request, authorization: str | None) -> Actor:
@@ -206,8 +203,6 @@ def health(ctx: Context) -> dict[str, Any]:
 
 def install_errors(app: Any) -> None:
     """422s that name the field in plain words as well as FastAPI's ``detail`` list."""
-    from fastapi.exceptions import RequestValidationError
-
     async def invalid(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)
         errors = exc.errors()

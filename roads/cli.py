@@ -235,7 +235,7 @@ def simulate_cmd(shoes: int, tables: int, rules_name: str, seed: int | None, out
 def summary_cmd(store: Path, limit: int, as_json: bool) -> None:
     """Per-shoe summary of a store: coups, Banker/Player/Tie, pairs, naturals (corrections
     applied, open shoes marked)."""
-    from roads.reports import summary
+    from roads.analysis import summary
 
     table, total = summary(open_store(store), limit)
     if as_json:
@@ -396,7 +396,7 @@ def _slice_options(func: F) -> F:
 def _slice_report(store: Path, table_id: str | None, shoe_id: str | None,
                   start: datetime | None, end: datetime | None,
                   level: float) -> dict[str, Any]:
-    from roads.reports import statistics
+    from roads.analysis import statistics
     from roads.store import Selection
 
     sel = Selection(table_id, shoe_id, start.date() if start else None,

@@ -9,10 +9,12 @@ whether two coups are the same) is derived from the dictionaries here. See
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
 
 from roads.cards import CARD_CODES
 from roads.errors import InputError
@@ -116,6 +118,12 @@ def schema(table: str) -> pl.Schema:
         return pl.Schema(TABLES[table])
     except KeyError:
         raise SchemaError(f"unknown canonical table {table!r}") from None
+
+
+@functools.cache
+def arrow_schema(table: str) -> pa.Schema:
+    """The canonical Arrow schema, carrying polars' Enum metadata so Enums round-trip."""
+    return pl.DataFrame(schema=schema(table)).to_arrow().schema
 
 
 def conform(frame: pl.DataFrame, table: str) -> pl.DataFrame:

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 import polars as pl
 
 from roads.engine import DealtBatch, deal_batch, shoe_seeds
-from roads.ingest.engine import batch_tables
+from roads.ingest.engine_batches import batch_tables
 from roads.rules import RuleSet
 from roads.store import Part, Store, Written
 

@@ -12,13 +12,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from roads.board import DERIVED, Board
-from roads.board.bulk import SHOE_ROADS, shoe_roads, shoe_roads_arrow, store_roads
+from roads.board.bulk import SHOE_ROADS, shoe_roads, shoe_roads_arrow
 from roads.engine import deal_batch, shoe_seeds
-from roads.store.parquet import AtomicParquetWriter, scan
+from roads.ingest.readers import ReadOptions
+from roads.ingest.run import ingest
+from roads.analysis import store_roads
 from roads.rules import get_rules
 from roads.schema import COUPS, conform
 from roads.simulate import Simulation, write_simulation
+from roads.store import Store
 from tests.conftest import SHARED
+from tests.floor import Floor
 
 
 def expected_row(outcomes: str, conv: str) -> dict[str, Any]:
@@ -104,29 +108,35 @@ def test_rows_in_any_order_and_arrow_form() -> None:
 
 
 def test_store_roads_and_a_shoe_split_across_files(tmp_path: Path) -> None:
+    store = Store.create(tmp_path / "store")
     sim = Simulation(rules=get_rules("standard-6"), shoes=40, seed=5, tables=3, batch_shoes=16)
-    write_simulation(sim, tmp_path)
-    coups = scan(tmp_path, "coups").collect()
+    write_simulation(sim, store)
+    coups = store.read.coups()
     by_shoe = {k[0]: "".join(g.sort("coup")["outcome"].cast(pl.String))
                for k, g in coups.group_by("shoe_id")}
-    result = store_roads(tmp_path)
+    result = store_roads(store)
     assert result.height == 40
     assert_equal_to_core(result, by_shoe, "first-cell")
-    # A live shoe sealed in two parts: its two halves sit in different files.
+    # A shoe imported in two parts: its two halves sit in different files.
     split = coups.filter(pl.col("shoe_id") == coups["shoe_id"][0]).sort("coup")
-    extra = split.with_columns(pl.lit("SPLIT").alias("shoe_id"))
-    half = extra.height // 2
-    for name, part in (("part-split-a.parquet", extra[:half]),
-                       ("part-split-b.parquet", extra[half:])):
-        with AtomicParquetWriter(tmp_path / "coups" / name, "coups", {}) as w:
-            w.write(part.select(list(COUPS)).to_arrow())
-    result = store_roads(tmp_path)
-    row = result.filter(pl.col("shoe_id") == "SPLIT")
+    half = split.height // 2
+    for n, part in enumerate((split[:half], split[half:])):
+        csv = tmp_path / f"half{n}.csv"
+        part.select(pl.lit("SPLIT").alias("table"), "shoe_id", "coup",
+                    pl.col("outcome").cast(pl.String)).write_csv(csv)
+        ingest([csv], store, ReadOptions(), get_rules("standard-6"))
+    result = store_roads(store)
+    row = result.filter(pl.col("table_id") == "SPLIT")
     assert row.height == 1 and row["coups"][0] == split.height
     assert row["big_eye_boy"][0] == result.filter(
         pl.col("shoe_id") == split["shoe_id"][0])["big_eye_boy"][0]
+    # Corrections reach the bulk roads too: a voided coup is gone from them.
+    floor = Floor(store)
+    floor.void("SPLIT", split["shoe_id"][0], 1)
+    assert store_roads(store).filter(pl.col("table_id") == "SPLIT")["coups"][0] == \
+        split.height - 1
 
 
 def test_empty_inputs(tmp_path: Path) -> None:
     assert shoe_roads(pl.DataFrame(schema=COUPS)).is_empty()
-    assert store_roads(tmp_path).is_empty()
+    assert store_roads(Store.create(tmp_path)).is_empty()

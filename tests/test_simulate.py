@@ -9,10 +9,10 @@ import pyarrow as pa
 import pytest
 
 from roads.engine import deal_shoe
-from roads.store.parquet import AtomicParquetWriter, file_metadata, scan
 from roads.rules import get_rules
 from roads.schema import COUPS, SCHEMA_VERSION, SHOES, SchemaError, conform
 from roads.simulate import Simulation, write_simulation
+from roads.store.parquet import AtomicParquetWriter, file_metadata, scan
 from roads.tableau import deal_coup
 
 

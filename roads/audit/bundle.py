@@ -436,7 +436,7 @@ def generate_keys(private: Path, public: Path) -> None:
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
 
 
-from roads.audit.verify import BundleError, verify  # noqa: E402  (the checker of the above)
+from roads.audit.bundle_check import BundleError, verify  # noqa: E402  (the checker of the above)
 
 __all__ = ["BundleError", "Slice", "csv_ready", "data_digest", "export_bundle",
            "generate_keys", "sha256", "verify"]

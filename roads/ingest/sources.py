@@ -2,7 +2,7 @@
 
 The HTTP API (systems and card-reading shoes), the operator screen and the demo dealers each
 hand their input to one function here; files go through :mod:`roads.ingest.readers` and
-the engine through :mod:`roads.ingest.engine`. The request models are built from the
+the engine through :mod:`roads.ingest.engine_batches`. The request models are built from the
 canonical schema (:data:`roads.schema.ENTRY_FIELDS`), so a field cannot be added to one and
 forgotten in the other, and their types are strict: ``"yes"`` is not a boolean, ``true`` is
 not coup 1.

@@ -26,7 +26,7 @@ import pyarrow as pa
 
 from roads import replay as k
 from roads.ingest import bounds
-from roads.ingest.engine import _pack_slots
+from roads.ingest.engine_batches import _pack_slots
 from roads.ingest.labels import FALSE_LABELS, OUTCOME_LABELS, TRUE_LABELS
 from roads.schema import (
     ID_MAX,

@@ -124,7 +124,8 @@ def with_rules(part: Partial, shoes: pl.DataFrame) -> Partial:
     """The partial with each shoe's rule set from the shoes table (standard-8 when none is
     recorded). Done once on a combined partial: joining the shoes table to every file's
     partial cost more than counting the coups."""
-    rules = shoes.select("table_id", "shoe_id", "rules", "decks").unique(["table_id", "shoe_id"])
+    decks = pl.col("decks") if "decks" in shoes.columns else pl.lit(None, pl.Int8).alias("decks")
+    rules = shoes.select("table_id", "shoe_id", "rules", decks).unique(["table_id", "shoe_id"])
     by_shoe = part.by_shoe.drop("rules", "decks", strict=False).join(
         rules, on=["table_id", "shoe_id"], how="left", maintain_order="left"
     ).with_columns(pl.col("rules").fill_null("standard-8"))

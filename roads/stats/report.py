@@ -1,7 +1,7 @@
 """The statistics report of a slice of coups: what ``roads stats`` and ``roads check`` print.
 
 Pure: coups and shoes in, the report out. Reading a store's slice (file by file, through
-the store's read port) is :mod:`roads.reports`.
+the store's read port) is :mod:`roads.analysis`.
 """
 
 from __future__ import annotations

@@ -29,7 +29,8 @@ def touched_shoes(events: Iterable[Event]) -> set[tuple[str, str]]:
 
 def apply_corrections(coups: pl.DataFrame, events: Iterable[Event],
                       marked: bool = False) -> pl.DataFrame:
-    """Apply voids and amendments in journal order.
+    """Apply voids and amendments in journal order; the rows come back in (table, shoe,
+    coup) order.
 
     ``marked``: keep voided coups and add the :data:`MARK` column (what an export lists),
     instead of dropping them."""
@@ -61,7 +62,7 @@ def apply_corrections(coups: pl.DataFrame, events: Iterable[Event],
             new.pop("dealt_at", None)  # a correction does not move the coup in time
             rows[key] = {**rows[key], **new, **({MARK: "amended"} if marked else {})}
     if not rows:
-        return untouched
+        return untouched.sort(*COUP_KEY)
     fixed = pl.DataFrame(
         [{**r, "outcome": str(r["outcome"]), "source": str(r["source"]),
           "entry": None if r["entry"] is None else str(r["entry"])} for r in rows.values()],
@@ -72,4 +73,4 @@ def apply_corrections(coups: pl.DataFrame, events: Iterable[Event],
         infer_schema_length=None)
     fixed = conform(fixed, "coups").with_columns(fixed[MARK]) if marked else \
         conform(fixed, "coups")
-    return pl.concat([untouched, fixed])
+    return pl.concat([untouched, fixed]).sort(*COUP_KEY)

@@ -34,7 +34,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import polars as pl
@@ -48,9 +48,11 @@ from roads.store.digest import table_digest
 from roads.store.journal import SYSTEM, Event, Journal
 from roads.store.journaled import shoe_frames
 from roads.store.layout import data_files, part_name, relative_path, temporary_files
-from roads.store.parquet import COMPRESSION, COMPRESSION_LEVEL
 from roads.store.read import Reader
 
+#: Part files: zstd at its fastest level (the bulk readers are I/O-light already).
+COMPRESSION: Final = "zstd"
+COMPRESSION_LEVEL = 1
 MARKER = "store.json"
 JOURNAL = "journal.sqlite"
 FORMAT = "roads-store-2"

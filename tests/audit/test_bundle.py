@@ -20,26 +20,24 @@ from roads.audit.bundle import (
     verify,
 )
 from roads.errors import InputError
+from roads.ingest.entry import CoupEntry
 from roads.ingest.readers import ReadOptions
 from roads.ingest.run import ingest
 from roads.rules import get_rules
-from roads.store.live import CoupEntry, LiveTables
 from roads.store import Selection, Store
+from tests.floor import Floor
 
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
-    s = Store.create(tmp_path_factory.mktemp("store"))
-    live = LiveTables(s.journal)
-    live.open_shoe("T1", "S1", "standard-8", "dealer", burn_cards=["3h", "Kd", "2c", "9s"])
-    for outcome in "BBPT":
-        live.enter_coup("T1", CoupEntry(outcome=outcome), "dealer")
-    live.enter_coup("T1", CoupEntry(player_cards=("9h", "Kd"), banker_cards=("5s", "2c")), "d")
-    live.amend_coup("T1", "S1", 2, CoupEntry(outcome="P"), "dealer", "keyed wrong", "super")
-    live.void_coup("T1", "S1", 4, "dealer", "double entry", "super")
-    live.close_shoe("T1", "dealer")
-    s.seal("T1", "S1")
-    return s
+    floor = Floor(tmp_path_factory.mktemp("store"))
+    floor.open_shoe("T1", "S1", burn_cards=["3h", "Kd", "2c", "9s"])
+    floor.coups("T1", "BBPT")
+    floor.coup("T1", player=("9h", "Kd"), banker=("5s", "2c"))
+    floor.amend("T1", "S1", 2, CoupEntry(outcome="P", method="keypad"), "keyed wrong")
+    floor.void("T1", "S1", 4, "double entry")
+    floor.close("T1")
+    return floor.store
 
 
 @pytest.fixture(scope="module")
@@ -60,14 +58,19 @@ def test_bundle_contents_and_verification(store: Store, tmp_path: Path) -> None:
     manifest = verify(out)
     assert manifest["parameters"] == {"table_id": "T1", "shoe_id": "S1",
                                       "formats": ["csv", "parquet"]}
-    assert manifest["files"]["coups.parquet"]["rows"] == 4  # five entered, one voided
+    assert manifest["files"]["coups.parquet"]["rows"] == 5  # five entered, one voided: kept
     coups = pl.read_parquet(out / "coups.parquet")
-    assert "".join(coups["outcome"].cast(pl.String)) == "BPPP"
+    assert "".join(coups["outcome"].cast(pl.String)) == "BPPTP"
+    assert coups["correction"].to_list() == [None, "amended", None, "voided", None]
+    assert coups["entry"].cast(pl.String).to_list() == ["keypad"] * 4 + ["cards"]
+    assert coups["entered_by"].to_list() == ["dealer"] * 5
     corrections = pl.read_csv(out / "corrections.csv")
     assert corrections.select("kind", "coup", "original_outcome", "amended_outcome",
-                              "operator", "approver", "reason").rows() == [
+                              "requested_by", "approved_by", "reason").rows() == [
         ("coup_amended", 2, "B", "P", "dealer", "super", "keyed wrong"),
         ("coup_voided", 4, "T", None, "dealer", "super", "double entry")]
+    shoes = pl.read_parquet(out / "shoes.parquet")
+    assert shoes.select("table_id", "shoe_id", "open").rows() == [("T1", "S1", False)]
     assert manifest["journal"]["events"] == len((out / "journal.jsonl").read_text()
                                                 .splitlines())
 
@@ -107,9 +110,9 @@ def _reseal(out: Path, name: str) -> None:
 def test_editing_the_manifest_fails(store: Store, tmp_path: Path, keys: tuple[Path, Path]) -> None:
     out = bundle_of(store, tmp_path)
     manifest = json.loads((out / "manifest.json").read_text())
-    manifest["files"]["coups.csv"]["rows"] = 5
+    manifest["files"]["coups.csv"]["rows"] = 4
     (out / "manifest.json").write_text(json.dumps(manifest))
-    with pytest.raises(BundleError, match=r"coups\.csv has 4 rows, the manifest says 5"):
+    with pytest.raises(BundleError, match=r"coups\.csv has 5 rows, the manifest says 4"):
         verify(out)
     shutil.rmtree(out)
     signed = bundle_of(store, tmp_path, keys[0])
@@ -127,7 +130,8 @@ def test_a_broken_journal_link_fails(store: Store, tmp_path: Path) -> None:
     lines[3] = json.dumps(event)
     (out / "journal.jsonl").write_text("\n".join(lines) + "\n")
     _reseal(out, "journal.jsonl")
-    with pytest.raises(BundleError, match="journal chain broken: event 4 was altered"):
+    with pytest.raises(BundleError, match=f"journal chain broken: event {event['seq']} was "
+                                          "altered"):
         verify(out)
 
 
@@ -159,10 +163,17 @@ def test_a_signed_bundle_verifies_only_with_its_key(store: Store, tmp_path: Path
 def test_bundle_round_trips_through_ingest(store: Store, tmp_path: Path) -> None:
     out = bundle_of(store, tmp_path)
     fresh = Store.create(tmp_path / "fresh")
-    result = ingest([out / "coups.parquet"], fresh, ReadOptions(), get_rules("standard-8"))
+    standing = tmp_path / "standing.parquet"
+    pl.read_parquet(out / "coups.parquet").filter(
+        pl.col("correction").fill_null("") != "voided").write_parquet(standing)
+    result = ingest([standing], fresh, ReadOptions(), get_rules("standard-8"))
     assert result.quarantined == 0
     columns = ["table_id", "shoe_id", "coup", "outcome", "player_cards", "banker_cards"]
-    assert fresh.read.coups().select(columns).equals(store.read.coups(Selection("T1")).select(columns))
+    assert fresh.read.coups().select(columns).equals(
+        store.read.coups(Selection("T1")).select(columns))
+    # Into the store it came from, the live shoe's coups are a conflict, never a copy.
+    again = ingest([standing], store, ReadOptions(), get_rules("standard-8"))
+    assert again.report["files"][0]["conflicts"] == 4 and again.report["totals"]["accepted"] == 0
 
 
 def test_export_refuses_a_used_directory_and_an_empty_slice(store: Store,
@@ -193,16 +204,14 @@ def test_journal_events_are_exported_as_csv_and_parquet_too(store: Store,
     events = [json.loads(line) for line in (out / "journal.jsonl").read_text().splitlines()]
     table = pl.read_parquet(out / "journal.parquet")
     assert table["seq"].to_list() == [e["seq"] for e in events]
-    assert [json.loads(p) for p in table["payload"]] == [e["payload"] for e in events]
+    assert [json.loads(p) if p else None for p in table["payload"]] == \
+        [e.get("payload") for e in events]
     assert pl.read_csv(out / "journal.csv")["hash"].to_list() == [e["hash"] for e in events]
 
 
-def test_streamed_chunks_equal_the_read_api(store: Store) -> None:
-    """Chunks of two rows, corrections applied per chunk, give the read API's coups."""
-    from roads.audit.stream import coup_chunks
-
-    events = store.journal.events()
-    streamed = pl.concat(list(coup_chunks(store, events, table_id="T1", rows=2)))
+def test_streamed_chunks_equal_the_read_port(store: Store) -> None:
+    """Chunks of two rows, corrections applied per chunk, give the read port's coups."""
+    streamed = pl.concat(list(store.read.chunks(Selection("T1"), rows=2)))
     expected = store.read.coups(Selection("T1"))
     assert streamed.sort("shoe_id", "coup").equals(expected.sort("shoe_id", "coup"))
 
@@ -213,7 +222,78 @@ def test_a_pdf_of_too_many_coups_is_refused_before_writing(store: Store, tmp_pat
     import roads.audit.bundle as bundle
 
     monkeypatch.setattr(bundle, "PDF_MAX_COUPS", 3)
-    with pytest.raises(InputError, match="a PDF of 4 coups"):
+    with pytest.raises(InputError, match="a PDF of 5 coups"):
         export_bundle(store, Slice(table_id="T1", shoe_id="S1"), tmp_path / "b", "x",
                       formats=("pdf",))
-    assert not any((tmp_path / "b").iterdir())
+    assert not (tmp_path / "b").exists()  # refused before anything was written
+
+
+def test_a_one_shoe_bundle_holds_no_other_tables_events(tmp_path: Path) -> None:
+    """Other tables' events (and logins, with their addresses) are redacted links: the chain
+    verifies, but their contents are not in the bundle; an audit export may ask for logins."""
+    floor = Floor(tmp_path / "store")
+    floor.open_shoe("T1", "S1")
+    floor.store.journal.append("login", "*", None, {"user": "ana", "address": "10.1.2.3"},
+                               "ana")
+    floor.open_shoe("T2", "X1")
+    floor.coups("T2", "PP")
+    floor.coups("T1", "BB")
+    floor.close("T1")
+    out = tmp_path / "bundle"
+    export_bundle(floor.store, Slice("T1", "S1"), out, "auditor")
+    verify(out)
+    text = (out / "journal.jsonl").read_text()
+    assert "10.1.2.3" not in text and '"X1"' in text  # a redacted link names only its shoe
+    events = [json.loads(line) for line in text.splitlines()]
+    assert {e["table_id"] for e in events if not e.get("redacted")} <= {"T1", "*"}
+    assert not any(e.get("kind") == "login" for e in events)
+    audit = tmp_path / "audit"
+    export_bundle(floor.store, Slice("T1", "S1"), audit, "auditor", logins=True)
+    verify(audit)
+    assert "10.1.2.3" in (audit / "journal.jsonl").read_text()
+
+
+def test_an_open_shoe_is_exported_marked_open_and_checked_against_its_events(
+        tmp_path: Path) -> None:
+    floor = Floor(tmp_path / "store")
+    floor.open_shoe("T1", "S1")
+    floor.coups("T1", "BPT")
+    out = tmp_path / "bundle"
+    export_bundle(floor.store, Slice("T1", "S1"), out, "auditor", formats=("pdf",))
+    verify(out)
+    assert pl.read_parquet(out / "shoes.parquet")["open"].to_list() == [True]
+    # A coup changed in the bundle (digests recomputed) no longer matches the journal.
+    coups = pl.read_parquet(out / "coups.parquet")
+    changed = coups.with_columns(pl.when(pl.col("coup") == 2).then(pl.lit("B"))
+                                 .otherwise(pl.col("outcome").cast(pl.String))
+                                 .cast(coups.schema["outcome"]).alias("outcome"))
+    changed.write_parquet(out / "coups.parquet")
+    from roads.audit.bundle import csv_ready
+
+    csv_ready(changed).write_csv(out / "coups.csv")
+    for name in ("coups.parquet", "coups.csv"):
+        _reseal(out, name)
+    with pytest.raises(BundleError, match="live shoe T1/S1 are not the coups its journal"):
+        verify(out)
+
+
+def test_imported_coups_are_checked_against_their_journaled_digests(tmp_path: Path) -> None:
+    store = Store.create(tmp_path / "store")
+    csv = tmp_path / "a.csv"
+    csv.write_text("table,shoe,coup,result\nT9,H1,1,B\nT9,H1,2,P\nT9,H2,1,T\n")
+    ingest([csv], store, ReadOptions(), get_rules("standard-8"))
+    out = tmp_path / "bundle"
+    export_bundle(store, Slice("T9", "H1"), out, "auditor")
+    verify(out)
+    listing = pl.read_parquet(out / "file_shoes.parquet")
+    assert listing["shoe_id"].to_list() == ["H1", None]  # the other shoe as a leaf only
+    coups = pl.read_parquet(out / "coups.parquet")
+    changed = coups.with_columns(pl.lit("B").cast(coups.schema["outcome"]).alias("outcome"))
+    changed.write_parquet(out / "coups.parquet")
+    from roads.audit.bundle import csv_ready
+
+    csv_ready(changed).write_csv(out / "coups.csv")
+    for name in ("coups.parquet", "coups.csv"):
+        _reseal(out, name)
+    with pytest.raises(BundleError, match="not the coups stored in"):
+        verify(out)

@@ -14,8 +14,9 @@ import pytest
 from roads.audit.bundle import BundleError, Slice, export_bundle, verify
 from roads.engine import deal_shoe
 from roads.rules import get_rules
-from roads.store.live import CoupEntry, LiveTables
-from roads.store import Selection, Store
+from roads.store import Store
+from roads.tables import Actor
+from tests.floor import Floor
 
 POPPLER = shutil.which("pdftotext") and shutil.which("pdftoppm")
 HANDS = deal_shoe(get_rules("standard-8"), 1).coups[:5]
@@ -23,15 +24,13 @@ HANDS = deal_shoe(get_rules("standard-8"), 1).coups[:5]
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
-    s = Store.create(tmp_path_factory.mktemp("store"))
-    live = LiveTables(s.journal)
-    live.open_shoe("T1", "S1", "standard-8", "dealer")
+    floor = Floor(tmp_path_factory.mktemp("store"))
+    floor.open_shoe("T1", "S1")
     for player, banker in HANDS:
-        live.enter_coup("T1", CoupEntry(player_cards=player, banker_cards=banker), "dealer")
-    live.void_coup("T1", "S1", 3, "dealer", "card exposed on the floor", "supervisor-ana")
-    live.close_shoe("T1", "dealer")
-    s.seal("T1", "S1")
-    return s
+        floor.coup("T1", player=player, banker=banker)
+    floor.void("T1", "S1", 3, "card exposed on the floor")
+    floor.close("T1")
+    return floor.store
 
 
 def _export(store: Store, out: Path, page: str = "A4") -> dict[str, object]:
@@ -61,16 +60,18 @@ def test_pdf_renders_and_holds_every_coup_and_correction(store: Store, tmp_path:
     assert len(pages) >= 4 and all(p.stat().st_size > 2000 for p in pages)
     text = _text(pdf)
     for n, (player, banker) in enumerate(HANDS, start=1):  # every coup's cards
-        if n == 3:  # voided: shown among the corrections with its original cards
+        line = next(x for x in text.splitlines() if re.match(rf"\s*{n}\s", x))
+        assert " ".join(player) in line and " ".join(banker) in line
+        assert "cards (dealer)" in line  # how it was entered, and by whom
+        if n == 3:  # voided: listed and marked, and among the corrections
+            assert "voided" in line
             corrections = " ".join(_text(pdf, layout=False).split("Corrections (1)")[1]
                                    .split("Statistics")[0].split())
             assert "T1/S1/3" in corrections and "void" in corrections
             assert all(card in corrections for card in (*player, *banker))
-            continue
-        line = next(x for x in text.splitlines() if re.match(rf"\s*{n}\s", x))
-        assert " ".join(player) in line and " ".join(banker) in line
     flowing = " ".join(_text(pdf, layout=False).split())  # wrapped cells read in order
-    assert "card exposed on the floor" in flowing and "supervisor-ana" in flowing
+    assert "card exposed on the floor" in flowing and "super" in flowing
+    assert "4 coups" in flowing and "1 voided, listed and marked" in flowing
     assert "Casino Test" in text and "auditor-bo" in text and "standard-8" in text
     # Page numbers and the data digest on every page.
     digest = str(manifest["data_digest"])
@@ -100,9 +101,9 @@ def test_xlsx_has_a_sheet_per_table(store: Store, tmp_path: Path) -> None:
     with zipfile.ZipFile(out / "bundle.xlsx") as book:
         workbook = book.read("xl/workbook.xml").decode()
         sheets = re.findall(r'<sheet name="([^"]+)"', workbook)
-        assert sheets == ["coups", "shoes", "corrections", "journal"]
+        assert sheets == ["coups", "shoes", "corrections", "journal", "file_shoes"]
         coups = book.read("xl/worksheets/sheet1.xml").decode()
-        assert coups.count("<row ") == 1 + 4  # header + the coups left after the void
+        assert coups.count("<row ") == 1 + 5  # header + every coup (the void marked)
         strings = book.read("xl/sharedStrings.xml").decode() if \
             "xl/sharedStrings.xml" in book.namelist() else coups
         assert " ".join(HANDS[-1][0]) in strings
@@ -119,12 +120,14 @@ def test_unknown_format_and_page_size_are_refused(store: Store, tmp_path: Path) 
 
 
 def test_names_outside_latin1_print_as_typed(tmp_path: Path) -> None:
-    store = Store.create(tmp_path / "store")
-    live = LiveTables(store.journal)
-    live.open_shoe("Стол-7", "S1", "standard-8", "Αλέξης")
+    floor = Floor(tmp_path / "store")
+    store = floor.store
+    alexis, maria = Actor.user("Αλέξης", "dealer"), Actor.user("Мария", "supervisor")
+    floor.open_shoe("Стол-7", "S1", who=alexis)
     for player, banker in HANDS[:2]:
-        live.enter_coup("Стол-7", CoupEntry(player_cards=player, banker_cards=banker), "Αλέξης")
-    live.void_coup("Стол-7", "S1", 2, "Αλέξης", "ошибка ввода", "Мария")
+        floor.coup("Стол-7", player=player, banker=banker, who=alexis)
+    request = floor.service.request_correction(alexis, "Стол-7", "S1", 2, "ошибка ввода")
+    floor.service.decide_correction(maria, request.seq, True)
     out = tmp_path / "bundle"
     export_bundle(store, Slice(table_id="Стол-7"), out, "auditor", formats=("pdf",))
     text = " ".join(_text(out / "report-a4.pdf", layout=False).split())

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from roads.board import Board
+from roads.store import Selection
 from tests.dashboard.conftest import Server
 
 
@@ -126,16 +127,19 @@ def test_impossible_coups_and_table_states_are_409(server: Server) -> None:
     # Player 0-0 stands on... no: Player 2+3=5 draws; giving two cards is impossible.
     stand = server.client.post("/api/tables/T1/coups", json={
         "player_cards": ["2h", "3d"], "banker_cards": ["Kc", "Qc"]}, headers=_auth(server.key))
-    assert stand.status_code == 409 and "impossible coup" in stand.json()["detail"]
+    assert stand.status_code == 422 and "impossible coup" in stand.json()["error"]
+    assert stand.json()["detail"][0]["loc"] == ["body", "player_cards"]
     lie = server.client.post("/api/tables/T1/coups", json={
         "player_cards": ["9h", "Kd"], "banker_cards": ["2c", "3c"], "outcome": "B"},
         headers=_auth(server.key))
-    assert lie.status_code == 409 and "does not match the cards" in lie.json()["detail"]
+    assert lie.status_code == 422 and "does not match the cards" in lie.json()["error"]
+    assert lie.json()["detail"][0]["loc"] == ["body", "outcome"]
     unknown_rules = server.client.post("/api/tables/T1/shoes/close", headers=_auth(server.key))
     assert unknown_rules.status_code == 200
     bad = server.client.post("/api/tables/T1/shoes", json={"shoe_id": "S9", "rules": "nope"},
                              headers=_auth(server.key))
-    assert bad.status_code == 409 and "unknown rule set" in bad.json()["detail"]
+    assert bad.status_code == 422 and "unknown rule set" in bad.json()["error"]
+    assert bad.json()["detail"][0]["loc"] == ["body", "rules"]
 
 
 def test_closing_a_shoe_seals_it_and_the_screen_state_says_so(server: Server) -> None:
@@ -144,7 +148,8 @@ def test_closing_a_shoe_seals_it_and_the_screen_state_says_so(server: Server) ->
     r = server.client.post("/api/tables/T1/shoes/close", headers=_auth(server.key))
     assert r.status_code == 200
     assert server.client.get("/api/tables").json()[0]["state"] == "between_shoes"
-    assert server.ctx.service.store.read.coups(Selection("T1", "S1"))["outcome"].cast(str).to_list() == ["T"]
+    stored = server.ctx.service.store.read.coups(Selection("T1", "S1"))
+    assert stored["outcome"].cast(str).to_list() == ["T"]
     board = server.client.get("/api/tables/T1/board").json()
     assert board["board"] is None and board["state"] == "between_shoes"
 

@@ -10,7 +10,7 @@ import pytest
 from dashboard.config import SiteConfig, TableConfig
 from dashboard.i18n import CATALOGS, LANGUAGES, labels
 from dashboard.screen import card_html, screen_payload
-from roads.store.tables import TableState, TableStatus
+from roads.tables import TableState, TableStatus
 from tests.dashboard.conftest import Server
 
 SITE = SiteConfig(casino="Casino <Test>", tables={

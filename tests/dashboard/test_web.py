@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from roads.audit.bundle import verify
+from roads.store import Selection
 from tests.dashboard.conftest import Server
 
 
@@ -112,7 +113,7 @@ def test_supervisor_cannot_approve_own_request_and_can_reject(server: Server) ->
              reason="void it")
     request = r.json()["pending"][0]["request"]
     own = _act(server, supervisor, action="approve", request=request)
-    assert own.json()["ok"] is False and "other than the operator" in own.json()["detail"]
+    assert own.json()["ok"] is False and "other than the person who asked" in own.json()["detail"]
     reject = _act(server, supervisor, action="reject", request=request, note="no")
     assert reject.status_code == 200 and reject.json()["coups"] == 1
 

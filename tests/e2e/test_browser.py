@@ -8,9 +8,9 @@ from __future__ import annotations
 import re
 
 from playwright.sync_api import Browser, Dialog, Page, expect
-
 from roads.store.live import CoupEntry, LiveTables
-from roads.store import Selection, Store
+
+from roads.store import Store
 from tests.e2e.conftest import PASSWORD, Console, LiveServer, shot
 
 

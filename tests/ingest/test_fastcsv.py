@@ -22,7 +22,7 @@ from roads.ingest.readers import ReadOptions, read
 from roads.ingest.run import ingest, shoe_totals
 from roads.ingest.validate import Validated, check, parse_staged
 from roads.rules import get_rules
-from roads.store import Selection, Store
+from roads.store import Store
 
 # Values the fast path reads itself (including ones that are quarantined or flagged) ...
 PLAIN = {

@@ -7,11 +7,11 @@ from pathlib import Path
 import polars as pl
 import pyarrow.parquet as pq
 
-from roads.store.parquet import parts
 from roads.rules import get_rules
 from roads.scale.jobs import STATS_ROWS, from_blobs, stats_file, stats_job, to_blob
 from roads.schema import COUPS
 from roads.simulate import Simulation, write_simulation
+from roads.store.parquet import parts
 
 
 def test_stats_file_equals_the_general_job_and_survives_the_trip(tmp_path: Path) -> None:

@@ -10,11 +10,11 @@ import polars as pl
 import pytest
 
 from roads.errors import InputError
-from roads.store.parquet import AtomicParquetWriter, scan
 from roads.rules import get_rules
 from roads.scale import engines as e
 from roads.schema import COUPS
 from roads.simulate import Simulation
+from roads.store.parquet import AtomicParquetWriter, scan
 
 OPTIONS = e.SparkOptions("local[2]", partitions=3)
 
@@ -92,7 +92,7 @@ def test_a_malformed_partition_fails_clearly(spark: object, dataset: Path,
 
 def test_shoes_cut_across_partitions_are_repaired(spark: object, dataset: Path,
                                                   tmp_path: Path) -> None:
-    from roads.store import Selection, Store
+    from roads.store import Store
 
     store = Store.create(tmp_path / "store")
     coups = scan(dataset, "coups").collect()

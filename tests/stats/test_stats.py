@@ -11,17 +11,18 @@ import pytest
 from roads.cards import CARD_CODES, CARD_POINTS
 from roads.engine import deal_batch, shoe_seeds
 from roads.odds import Composition, exact_odds
-from roads.store.parquet import scan
 from roads.rules import get_rules
 from roads.schema import conform
 from roads.simulate import Simulation, write_simulation
 from roads.stats.expect import expectation_for_decks
 from roads.stats.integrity import integrity_checks
 from roads.stats.odds_series import odds_series
+from roads.stats.partials import outcome_statistics, wilson
 from roads.stats.randomness import holm, randomness_tests, runs_test
 from roads.stats.report import report
 from roads.stats.sequence import sequence_stats
-from roads.stats.partials import outcome_statistics, wilson
+from roads.store import Selection, Store
+from tests.floor import Floor
 from roads.tableau import BANKER_DRAWS, PLAYER_STOOD
 
 
@@ -141,20 +142,22 @@ def test_chi_square_catches_a_banker_who_never_draws_on_4_or_5() -> None:
 
 
 def test_a_clean_million_coup_simulation_is_not_flagged(tmp_path: Path) -> None:
+    store = Store.create(tmp_path)
     write_simulation(Simulation(get_rules("standard-8"), shoes=12_400, seed=20261130,
-                                tables=10), tmp_path)
-    coups = scan(tmp_path, "coups").collect()
+                                tables=10), store)
+    coups = store.read.coups()
     assert coups.height >= 1_000_000
-    result = report(coups, scan(tmp_path, "shoes").collect())
+    result = report(coups, store.read.shoes())
     assert not result["randomness"]["flagged"], result["randomness"]
     assert result["integrity"] == []
     assert len(result["randomness"]["tests"]) == 10
 
 
 def test_integrity_findings(tmp_path: Path) -> None:
-    write_simulation(Simulation(get_rules("standard-6"), shoes=4, seed=31), tmp_path)
-    coups = scan(tmp_path, "coups").collect()
-    shoes = scan(tmp_path, "shoes").collect()
+    store = Store.create(tmp_path)
+    write_simulation(Simulation(get_rules("standard-6"), shoes=4, seed=31), store)
+    coups = store.read.coups()
+    shoes = store.read.shoes().drop("open")
     first = shoes["shoe_id"][0]
     # A shoe dealt twice: the same cards under another shoe id.
     copy = coups.filter(pl.col("shoe_id") == first).with_columns(pl.lit("AGAIN").alias("shoe_id"))
@@ -223,29 +226,41 @@ def test_randomness_without_data() -> None:
     assert result["tests"] == [] and result["flagged"] is False
 
 
-def test_per_file_partials_combine_exactly(tmp_path: Path) -> None:
-    from roads.stats.report import store_report
-    from roads.store import Selection, Store
+def test_per_file_partials_combine_exactly_and_apply_corrections(tmp_path: Path) -> None:
+    from roads.analysis import statistics
+    from roads.ingest.entry import CoupEntry
+    from roads.ingest.readers import ReadOptions
+    from roads.ingest.run import ingest
 
+    store = Store.create(tmp_path / "store")
     write_simulation(Simulation(get_rules("standard-8"), shoes=50, seed=77, tables=5,
-                                batch_shoes=16), tmp_path)
-    store = Store.create(tmp_path)
-    coups, shoes = store.read.coups(), store.read.shoes()
-    # A shoe sealed in two parts: its halves live in different files.
-    split = coups.filter(pl.col("shoe_id") == coups["shoe_id"][0]).with_columns(
-        pl.lit("SPLIT").alias("shoe_id"))
-    store.append(split.head(30), None, {"source": "import"}, name="split-a")
-    store.append(split.tail(split.height - 30), None, {"source": "import"}, name="split-b")
+                                batch_shoes=16), store)
     coups = store.read.coups()
-    whole = report(coups, shoes, with_integrity=False)
-    fast = store_report(store)
-    assert fast is not None
+    # A shoe imported in two parts: its halves live in different files.
+    split = coups.filter(pl.col("shoe_id") == coups["shoe_id"][0]).sort("coup")
+    for n, part in enumerate((split.head(30), split.tail(split.height - 30))):
+        csv = tmp_path / f"half{n}.csv"
+        part.select(pl.lit("SPLIT").alias("table"), "shoe_id", "coup",
+                    pl.col("outcome").cast(pl.String),
+                    pl.col("player_cards").cast(pl.List(pl.String)).list.join(" "),
+                    pl.col("banker_cards").cast(pl.List(pl.String)).list.join(" "),
+                    pl.col("dealt_at").dt.to_string("%Y-%m-%dT%H:%M:%SZ")).write_csv(csv)
+        ingest([csv], store, ReadOptions(), get_rules("standard-8"))
+    # A live shoe, still open, and a correction of an engine coup.
+    floor = Floor(store)
+    floor.open_shoe("L1", "open-shoe")
+    floor.coups("L1", "BBPT")
+    floor.amend("SIM-01", coups["shoe_id"][0], 1, CoupEntry(outcome="T", method="keypad"))
+    floor.void("SIM-02", coups.filter(pl.col("table_id") == "SIM-02")["shoe_id"][0], 2)
+    everything = store.read.coups()
+    whole = report(everything, store.read.shoes(), with_integrity=False)
+    fast = statistics(store, integrity=False)
     assert fast["statistics"] == whole["statistics"]  # identical, floats included
     assert fast["randomness"] == whole["randomness"]
-    from roads.store.live import LiveTables
-
-    LiveTables(store.journal).void_coup("SIM-01", coups["shoe_id"][0], 1, "a", "typo", "b")
-    assert store_report(store) is None  # corrections: only the read API may be used
+    assert fast["statistics"]["coups"] == coups.height + split.height + 4 - 1
+    one = statistics(store, Selection("SIM-01"), integrity=False)
+    assert one["statistics"] == report(store.read.coups(Selection("SIM-01")),
+                                       store.read.shoes(), with_integrity=False)["statistics"]
 
 
 def assert_close(a: object, b: object) -> None:
@@ -266,22 +281,19 @@ def assert_close(a: object, b: object) -> None:
 
 def test_statistics_reader_counts_each_rows_cards(tmp_path: Path) -> None:
     """The fast reader's card counts belong to their own rows (card-level and keypad)."""
-    from roads.store.parquet import parts
-    from roads.stats.report import read_for_statistics
-    from roads.store.live import CoupEntry, LiveTables
-    from roads.store import Selection, Store
+    from roads.store import statistics_columns
 
-    write_simulation(Simulation(get_rules("standard-8"), shoes=12, seed=5, tables=3,
-                                batch_shoes=4), tmp_path)
     store = Store.create(tmp_path)
-    live = LiveTables(store.journal)
-    live.open_shoe("K1", "KS", "standard-8", "ana")
-    for outcome in "BPT":
-        live.enter_coup("K1", CoupEntry(outcome=outcome), "ana")
-    live.close_shoe("K1", "ana")
-    store.seal("K1", "KS")
-    for path in parts(tmp_path, "coups"):
-        fast = read_for_statistics(path)
+    write_simulation(Simulation(get_rules("standard-8"), shoes=12, seed=5, tables=3,
+                                batch_shoes=4), store)
+    floor = Floor(store)
+    floor.open_shoe("K1", "KS")
+    floor.coups("K1", "BPT")
+    floor.close("K1")
+    paths = sorted((tmp_path / "coups").rglob("part-*.parquet"))
+    assert len(paths) == 4
+    for path in paths:
+        fast = statistics_columns(path)
         full = pl.read_parquet(path)
         expected = (full["player_cards"].list.len() + full["banker_cards"].list.len())
         assert fast["cards"].to_list() == expected.cast(pl.Int8).to_list()

@@ -14,8 +14,7 @@ import pyarrow as pa
 
 from roads.cards import CARD_CODES
 from roads.engine import NO_CARD, DealtBatch
-from roads.schema import ENTRY_METHODS, SOURCES
-from roads.store.parquet import arrow_schema
+from roads.schema import ENTRY_METHODS, SOURCES, arrow_schema
 from roads.tableau import OUTCOMES
 
 if TYPE_CHECKING:
