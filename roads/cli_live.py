@@ -10,13 +10,14 @@ import click
 
 from roads.auth import ROLES, Auth
 from roads.cli import DEFAULT_STORE, _emit_json, input_errors, main
-from roads.store.store import Store
 
 _STORE = click.option("--store", type=click.Path(path_type=Path), default=DEFAULT_STORE,
                       show_default=True, help="Store directory.")
 
 
 def _auth(store: Path) -> Auth:
+    from roads.store.store import Store
+
     s = Store(store)
     return Auth(store, s.journal)
 
