@@ -796,13 +796,14 @@ def prepare_cmd(quiet: bool) -> None:
     import time
 
     from roads.cache import cache_dir
-    from roads.prepare import StepFailed, StepReport, prepare
+    from roads.prepare import StepFailed, StepReport, check_writable, prepare
 
     def show(step: StepReport) -> None:
         if not quiet:
             click.echo(f"  {step.name:<12} {step.seconds:6.1f} s   compiled {step.compiled:>3}, "
                        f"from the cache {step.loaded:>3}", err=True)
 
+    check_writable(cache_dir())
     if not quiet:
         click.echo(f"preparing kernels in {cache_dir()}", err=True)
     start = time.perf_counter()

@@ -46,16 +46,16 @@ COMPILE_SECONDS = 60
 announce = True
 
 
-def _module_file(name: str) -> Path | None:
-    """The source file of module ``roads.x.y`` inside this package, if it is one."""
-    base = PACKAGE.parent.joinpath(*name.split("."))
+def _module_file(name: str, root: Path) -> Path | None:
+    """The source file of module ``roads.x.y`` under ``root`` (the folder holding ``roads/``)."""
+    base = root.joinpath(*name.split("."))
     for candidate in (base.with_suffix(".py"), base / "__init__.py"):
         if candidate.is_file():
             return candidate
     return None
 
 
-def imported_modules(source: str) -> set[Path]:
+def imported_modules(source: str, root: Path = PACKAGE.parent) -> set[Path]:
     """Files of the ``roads`` modules a source imports (``from roads.a import b`` counts
     ``roads.a`` and, when it is a module, ``roads.a.b``)."""
     found: set[Path] = set()
@@ -67,17 +67,17 @@ def imported_modules(source: str) -> set[Path]:
                 name = item.split(" as ")[0].strip(" ()\\\n")
                 if name.isidentifier():
                     candidates.append(f"{module}.{name}")
-        found.update(f for c in candidates if (f := _module_file(c)) is not None)
+        found.update(f for c in candidates if (f := _module_file(c, root)) is not None)
     return found
 
 
 @functools.cache
-def source_stamp(py_file: Path) -> str:
+def source_stamp(py_file: Path, root: Path = PACKAGE.parent) -> str:
     """SHA-256 over a module's source and the sources of the ``roads`` modules it imports."""
     text = py_file.read_bytes()
     digest = hashlib.sha256(text)
-    for dep in sorted(imported_modules(text.decode("utf-8")) - {py_file}):
-        digest.update(dep.relative_to(PACKAGE.parent).as_posix().encode())
+    for dep in sorted(imported_modules(text.decode("utf-8"), root) - {py_file}):
+        digest.update(dep.relative_to(root).as_posix().encode())
         digest.update(dep.read_bytes())
     return digest.hexdigest()
 

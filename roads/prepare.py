@@ -134,7 +134,7 @@ def _live_tables(work: Path) -> None:
 
 
 #: The entry points to exercise, in order (later steps read what earlier ones wrote).
-STEPS: tuple[tuple[str, Callable[[Path], None]], ...] = (
+STEPS: tuple[tuple[str, Callable[[Path], object]], ...] = (
     ("exact odds", _odds),
     ("simulation", _simulation),
     ("roads", _board),
@@ -187,7 +187,7 @@ def check_writable(directory: Path) -> None:
 
 
 def prepare(progress: Callable[[StepReport], None] | None = None,
-            steps: Sequence[tuple[str, Callable[[Path], None]]] = STEPS) -> list[StepReport]:
+            steps: Sequence[tuple[str, Callable[[Path], object]]] = STEPS) -> list[StepReport]:
     """Run every step once; raise :class:`StepFailed` at the first that fails."""
     check_writable(cache_dir())
     reports = []
