@@ -13,6 +13,7 @@ export ROADS_CACHE_DIR := $(CURDIR)/.cache/roads
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml
+	@PYTHON=$(PYTHON) .ci/system-packages venv
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[test,spark]"
@@ -26,7 +27,7 @@ prepare: $(STAMP)
 # What only the tests need from Debian: the browser, fonts and poppler for the browser and PDF
 # tests, a Java runtime for the Spark tests. Installed when missing; a held apt lock is waited for.
 system-packages:
-	@.ci/system-packages
+	@.ci/system-packages tests
 
 # A live dashboard of simulated tables on the local store (Ctrl-C stops it).
 PORT ?= 8050
