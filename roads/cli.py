@@ -2,7 +2,10 @@
 
 Exit codes: 0 success; 1 the work ran but found a problem; 2 bad input or usage (an unknown
 rule set, a malformed card, an impossible composition) — always a one-line message, never a
-traceback.
+traceback; 141, without a message, when the reader of standard output went away.
+
+Light commands (``odds``, ``rules``) import only what they need; nothing heavy is imported at
+module level, so ``roads --help`` and ``roads odds`` never load numba, polars or pyarrow.
 """
 
 from __future__ import annotations
