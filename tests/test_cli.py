@@ -24,7 +24,8 @@ def run(*args: str) -> Any:
                                      ["store", "compact"], ["stats"], ["check"], ["export"],
                                      ["verify"], ["keys"], ["batch"], ["batch", "stats"], ["audit"],
                                      ["purge"], ["serve"], ["users"], ["users", "add"],
-                                     ["users", "list"], ["users", "key"], ["users", "passwd"]])
+                                     ["users", "list"], ["users", "key"], ["users", "passwd"],
+                                     ["prepare"]])
 def test_help_everywhere(command: list[str]) -> None:
     result = run(*command, "--help")
     assert result.exit_code == 0 and "Usage:" in result.output
