@@ -83,12 +83,12 @@ def commands(csv: Path, store: Path) -> dict[str, Command]:
     }
 
 
-def import_times() -> dict[str, float]:
+def import_times(cache: Path) -> dict[str, float]:
     """Cumulative import milliseconds of the CLI and of what its light commands load."""
     out: dict[str, float] = {}
     for module in ("roads.cli", "roads.odds", "roads.board", "numba"):
         done = subprocess.run([sys.executable, "-X", "importtime", "-c", f"import {module}"],
-                              capture_output=True, text=True, check=True)
+                              capture_output=True, text=True, check=True, env=_env(cache))
         for line in done.stderr.splitlines():
             parts = [p.strip() for p in line.split("|")]
             if len(parts) == 3 and parts[2] == module:
@@ -123,7 +123,7 @@ def main() -> None:
             for name, argv in cmds.items():
                 first[name].append(timed(argv(work, f"{r}a"), fresh))
                 warm[name].append(timed(argv(work, f"{r}b"), fresh))
-        imports = import_times()
+        imports = import_times(prepared)
 
     def med(runs: list[tuple[float, float]], i: int) -> float:
         return statistics.median(run[i] for run in runs)
