@@ -1,37 +1,37 @@
 # Two commands: `make demo` (set up + run the main job) and `make test` (set up + run every test).
+# Neither reads anything outside the repository: the compiled-kernel cache is .cache/roads.
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 STORE ?= data/store
+export ROADS_CACHE_DIR := $(CURDIR)/.cache/roads
 
-.PHONY: demo test lint typecheck unit browsers bench clean setup
+.PHONY: demo test lint typecheck unit system-packages prepare bench clean setup
 
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml
+	@PYTHON=$(PYTHON) .ci/system-packages venv
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[test,spark]"
 	touch $(STAMP)
 
-# Debian's Chromium and ChromeDriver for the real-browser tests (never downloaded by a tool),
-# the Noto CJK fonts the Chinese screens need, DejaVu for the PDF report and poppler
-# (pdftoppm, pdftotext) for the tests that read the PDF back.
-BROWSER_PACKAGES := chromium chromium-driver fonts-noto-cjk fonts-noto-core fonts-dejavu-core \
-	poppler-utils
-browsers:
-	@if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null \
-			|| ! fc-list | grep -q "Noto Sans CJK" || ! command -v pdftoppm >/dev/null; then \
-		SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
-		$$SUDO apt-get update -qq && \
-		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(BROWSER_PACKAGES); \
-	fi
+# Compile every kernel once into $(ROADS_CACHE_DIR) (a few seconds when nothing changed), so
+# that no command, test or demo table pauses to compile.
+prepare: $(STAMP)
+	$(BIN)/roads prepare
+
+# What only the tests need from Debian: the browser, fonts and poppler for the browser and PDF
+# tests, a Java runtime for the Spark tests. Installed when missing; a held apt lock is waited for.
+system-packages:
+	@.ci/system-packages tests
 
 # A live dashboard of simulated tables on the local store (Ctrl-C stops it).
 PORT ?= 8050
-demo: $(STAMP)
+demo: $(STAMP) prepare
 	$(BIN)/roads serve --store $(STORE) --demo --demo-tables 6 --pace 3 --port $(PORT)
 
 lint: $(STAMP)
@@ -40,12 +40,13 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-unit: $(STAMP)
+unit: $(STAMP) prepare
 	$(BIN)/pytest -q
 
-test: $(STAMP) browsers lint typecheck unit
+test: $(STAMP) system-packages lint typecheck prepare unit
 
-bench: $(STAMP)
+bench: $(STAMP) prepare
+	$(BIN)/python -m benchmarks.startup
 	$(BIN)/python -m benchmarks.odds
 	$(BIN)/python -m benchmarks.simulate
 	$(BIN)/python -m benchmarks.roads
@@ -57,4 +58,4 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks.screens
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) .cache .mypy_cache .ruff_cache .pytest_cache

@@ -2,7 +2,10 @@
 
 Exit codes: 0 success; 1 the work ran but found a problem; 2 bad input or usage (an unknown
 rule set, a malformed card, an impossible composition) — always a one-line message, never a
-traceback.
+traceback; 141, without a message, when the reader of standard output went away.
+
+Light commands (``odds``, ``rules``) import only what they need; nothing heavy is imported at
+module level, so ``roads --help`` and ``roads odds`` never load numba, polars or pyarrow.
 """
 
 from __future__ import annotations
@@ -45,6 +48,8 @@ def input_errors(func: F) -> F:
             return func(*args, **kwargs)
         except InputError as exc:
             _fail(str(exc))
+        except BrokenPipeError:
+            raise  # the reader went away (``roads odds | head -1``): see run()
         except OSError as exc:
             _fail(f"{exc.filename or ''}: {exc.strerror or exc}")
 
@@ -70,7 +75,29 @@ def create_store(path: Path) -> Any:
     return Store.create(path)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+class ClosedOutput(Exception):
+    """Our standard output was closed by its reader; raised past click (which would exit 1)."""
+
+
+class _Commands(click.Group):
+    """The command group; a closed standard output anywhere inside ends as :class:`ClosedOutput`."""
+
+    def make_context(self, info_name: str | None, args: list[str],
+                     parent: click.Context | None = None, **extra: Any) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except BrokenPipeError:  # while printing --help or --version
+            raise ClosedOutput from None
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            raise ClosedOutput from None
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="roads")
 def main() -> None:
     """Baccarat Roads: shoe engine, exact odds, roads and statistics."""
@@ -126,7 +153,10 @@ def _print_rules(rules: RuleSet) -> None:
 @click.option("--decks", type=int, help="Override the rule set's number of decks.")
 @click.option("--seen", default="", help='Cards already dealt, e.g. "As Kd 9c 10h".')
 @click.option("--counts", default="",
-              help='Explicit composition by rank, e.g. "A=32,2=32,...,K=32" (overrides --seen).')
+              help='Explicit composition: a count for every rank, e.g. "A=32,2=32,3=32,4=32,'
+                   '5=32,6=32,7=32,8=32,9=32,10=32,J=32,Q=32,K=32", or some ranks and *=N for '
+                   'all the others ("A=0,*=32": eight decks without aces). A rank left out '
+                   'without *= is refused. Overrides --seen and --decks.')
 @click.option("--effects", is_flag=True,
               help="Also show the effect of removing one card of each value.")
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
@@ -143,19 +173,19 @@ def odds_cmd(rules_name: str, decks: int | None, seen: str, counts: str, effects
     )
 
     rules = get_rules(rules_name)
+    label = rules.name
     if decks is not None:
         try:
             rules = replace(rules, decks=decks)
         except RulesError as exc:
             raise RulesError(f"--decks {decks}: {exc}") from None
+        label = f"{rules.name} with {decks} deck{'s' if decks != 1 else ''}"
     if counts:
-        parsed: dict[str, int] = {}
-        for item in counts.split(","):
-            key, sep, value = item.partition("=")
-            if not sep or not value.strip().lstrip("-").isdigit():
-                raise CompositionError(f"--counts: cannot read {item.strip()!r} (use RANK=COUNT)")
-            parsed[key.strip()] = int(value)
-        composition = Composition.from_counts(parsed)
+        try:
+            composition = Composition.from_counts(_rank_counts(counts), require_all=True)
+        except CompositionError as exc:
+            raise CompositionError(f"--counts: {exc}") from None
+        label = f"{rules.name} payouts, explicit composition"
     else:
         composition = Composition.after_seen(rules.decks, seen_from_text(seen))
     odds = exact_odds(composition, detail=True)
@@ -163,9 +193,9 @@ def odds_cmd(rules_name: str, decks: int | None, seen: str, counts: str, effects
     if effects:
         result["effects_of_removal"] = effects_of_removal(composition, rules)
     if as_json:
-        _emit_json(result)
+        _emit_json(result | {"decks": None if counts else rules.decks})
         return
-    click.echo(f"{rules.name}: {composition.cards} cards in the shoe")
+    click.echo(f"{label}: {composition.cards} cards in the shoe")
     total = result["ways"]["total"]
     click.echo(f"  ordered 6-card ways  {total:,}")
     for key in ("banker", "player", "tie"):
@@ -182,6 +212,21 @@ def odds_cmd(rules_name: str, decks: int | None, seen: str, counts: str, effects
             click.echo(f"    {value:>2}  {eff['delta_p_player']:+.4e}  "
                        f"{eff['delta_edge_banker'] * 100:+.6f}%")
     click.echo("Information only: no betting system changes the house edge.")
+
+
+def _rank_counts(text: str) -> dict[str, int]:
+    """``--counts`` as written: ``RANK=COUNT`` items, ``*`` standing for every rank not given."""
+    from roads.odds import CompositionError
+
+    parsed: dict[str, int] = {}
+    for item in text.split(","):
+        key, sep, value = item.partition("=")
+        if not sep or not value.strip().lstrip("-").isdigit():
+            raise CompositionError(f"cannot read {item.strip()!r} (use RANK=COUNT)")
+        if key.strip().upper() in parsed:
+            raise CompositionError(f"rank {key.strip()} given twice")
+        parsed[key.strip().upper()] = int(value)
+    return parsed
 
 
 @main.command("simulate")
@@ -777,7 +822,72 @@ def store_compact_cmd(store: Path, before: datetime | None, as_json: bool) -> No
                    f"{report['files_replaced']} file(s); sealed {len(sealed)} pending shoe(s)")
 
 
+@main.command("prepare")
+@click.option("--quiet", is_flag=True, help="No progress lines on stderr.")
+@input_errors
+def prepare_cmd(quiet: bool) -> None:
+    """Compile every kernel once, so that no later command pauses to compile.
+
+    Runs each kind of command (odds, simulation, roads, ingest, statistics, batch jobs, live
+    tables) on tiny inputs in a temporary directory; the compiled kernels go to the cache
+    directory ($ROADS_CACHE_DIR, else $XDG_CACHE_HOME or ~/.cache, under
+    baccarat-roads/VERSION-pyX.Y). Run it once after installing; a second run loads
+    everything from the cache in seconds. Exit 1 when a step fails (the message says which),
+    2 when the cache directory is not writable.
+    """
+    import time
+
+    from roads.cache import cache_dir
+    from roads.prepare import StepFailed, StepReport, check_writable, prepare
+
+    def show(step: StepReport) -> None:
+        if not quiet:
+            click.echo(f"  {step.name:<12} {step.seconds:6.1f} s   compiled {step.compiled:>3}, "
+                       f"from the cache {step.loaded:>3}", err=True)
+
+    check_writable(cache_dir())
+    if not quiet:
+        click.echo(f"preparing kernels in {cache_dir()}", err=True)
+    start = time.perf_counter()
+    try:
+        steps = prepare(show)
+    except StepFailed as exc:
+        click.echo(f"roads: prepare failed: {exc}", err=True)
+        sys.exit(1)
+    compiled = sum(s.compiled for s in steps)
+    loaded = sum(s.loaded for s in steps)
+    click.echo(f"kernels ready in {cache_dir()}: {compiled} compiled, {loaded} from the cache "
+               f"({time.perf_counter() - start:.1f} s)")
+
+
 from roads import cli_live  # noqa: E402,F401  (registers serve and users)
+
+#: Exit status when the reader of our output went away (``roads odds | head -1``): what a
+#: process killed by SIGPIPE reports, as ``cat``, ``seq`` and the other coreutils do.
+EXIT_CLOSED_OUTPUT = 128 + 13
+
+
+def _invoke(argv: list[str] | None = None) -> int:
+    """Run :func:`main` as click's standalone mode would, except for a closed output, which
+    ends quietly with :data:`EXIT_CLOSED_OUTPUT` (click would exit 1, "found a problem")."""
+    try:
+        result = main.main(args=argv, prog_name="roads", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("Aborted!", err=True)
+        return 1
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except ClosedOutput:
+        return EXIT_CLOSED_OUTPUT
+    except SystemExit as exc:
+        if isinstance(exc.code, int):
+            return exc.code
+        if exc.code is not None:
+            print(exc.code, file=sys.stderr)
+            return 1
+        return 0
+    return result if isinstance(result, int) else 0
 
 
 def run() -> None:
@@ -790,21 +900,16 @@ def run() -> None:
     as usual (logging, Spark's shutdown, thread pools), remaining worker threads are joined,
     the output streams are flushed, and the process ends without the teardown.
     """
-    code: int = 0
-    try:
-        main()
-    except SystemExit as exc:
-        if isinstance(exc.code, int):
-            code = exc.code
-        elif exc.code is not None:
-            print(exc.code, file=sys.stderr)
-            code = 1
+    code = _invoke()
     for thread in threading.enumerate():
         if thread is not threading.main_thread() and not thread.daemon:
             thread.join()
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
-        stream.flush()
+        try:
+            stream.flush()
+        except BrokenPipeError:
+            code = EXIT_CLOSED_OUTPUT if stream is sys.stdout else code
     os._exit(code)
 
 

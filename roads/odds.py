@@ -9,20 +9,27 @@ tableau; only its weight depends on the composition, and that weight depends onl
 sequences collapse, once, into ~7,700 groups ``(cards used L, multiset)`` with an integer
 coefficient per statistic. Odds for one composition are then a weighted sum over the groups:
 each weight is a product of six falling-factorial factors, all exact in int64 for shoes of up
-to 16 decks (larger explicit compositions fall back to Python integers).
+to 16 decks (larger explicit compositions fall back to Python integers). The groups are
+computed once and kept in the cache directory (:mod:`roads.cache`), so a new process reads them
+in about a millisecond; the sum itself needs no compiled code (:mod:`roads.odds_compiled`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import hashlib
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
-import numba as nb
 import numpy as np
 
+from roads import tableau
+from roads.cache import cache_dir
 from roads.cards import RANK_POINTS, RANKS, card_index, parse_cards
 from roads.errors import InputError
 from roads.rules import RuleSet
@@ -61,6 +68,12 @@ class _Groups:
     factor_index: np.ndarray  # (G, 6) indices into the per-composition factor vector
     coefs_t: np.ndarray  # (len(STATS), G) int64: value sequences of each group with each stat
     coefs_t_f64: np.ndarray  # the same as float64 (the fast, exact-to-8-decks path)
+
+    @functools.cached_property
+    def factor_columns(self) -> tuple[np.ndarray, ...]:
+        """The six columns of ``factor_index`` as contiguous index arrays (numpy path)."""
+        return tuple(np.ascontiguousarray(self.factor_index[:, j], dtype=np.intp)
+                     for j in range(6))
 
 
 def _sequence_table() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -104,8 +117,39 @@ def _sequence_table() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return grid, used, flags
 
 
+def _groups_file() -> Path:
+    """The cached groups, named after the sources that define them (this file, the tableau)."""
+    digest = hashlib.sha256(Path(__file__).read_bytes())
+    digest.update(Path(tableau.__file__).read_bytes())
+    return cache_dir() / f"odds-groups-{digest.hexdigest()[:16]}.npz"
+
+
 @functools.cache
 def _groups() -> _Groups:
+    """The groups, from the cache directory when an earlier process computed them (the
+    enumeration takes ~0.2 s; loading ~1 ms)."""
+    path = _groups_file()
+    try:
+        with np.load(path) as saved:
+            factor_index, coefs_t = saved["factor_index"], saved["coefs_t"]
+    except (OSError, KeyError, ValueError):
+        factor_index, coefs_t = _enumerate_groups()
+        _save_groups(path, factor_index, coefs_t)
+    return _Groups(factor_index, coefs_t, coefs_t.astype(np.float64))
+
+
+def _save_groups(path: Path, factor_index: np.ndarray, coefs_t: np.ndarray) -> None:
+    from roads.files import publish
+
+    def write(tmp: Path) -> None:
+        with tmp.open("wb") as fh:
+            np.savez(fh, factor_index=factor_index, coefs_t=coefs_t)
+
+    with contextlib.suppress(OSError):  # a read-only cache: computed again next time
+        publish(path, write)
+
+
+def _enumerate_groups() -> tuple[np.ndarray, np.ndarray]:
     grid, used, flags = _sequence_table()
     # Group key: cards used, then the multiset of used values as base-7 digits (a value
     # occurs at most 6 times, so digit v is exactly its multiplicity).
@@ -127,52 +171,21 @@ def _groups() -> _Groups:
     factor_index = np.where(values < 10, values * 6 + copy, 62).astype(np.uint8)
     factor_index[:, 4] = np.where(g_used[:, 0] == 4, 60, factor_index[:, 4])
     factor_index[:, 5] = np.where(g_used[:, 0] <= 5, 61, factor_index[:, 5])
-    coefs_t = np.ascontiguousarray(counts.T)
-    return _Groups(np.ascontiguousarray(factor_index), coefs_t, coefs_t.astype(np.float64))
+    return np.ascontiguousarray(factor_index), np.ascontiguousarray(counts.T)
 
 
-@nb.njit(cache=True, nogil=True, fastmath=True)
-def _ways_kernel(
-    values: np.ndarray, factor_index: np.ndarray, coefs_t: np.ndarray, out: np.ndarray
-) -> None:
-    """``out[s] = sum_g coefs_t[s, g] * weight_g`` for one composition.
-
-    A group's weight is a product of six falling factors. ``out``'s dtype picks the
-    arithmetic: float64 is exact while every weight and partial sum stays below 2**53
-    (shoes of up to 8 decks), int64 below 2**63. Every term and partial sum is a
-    non-negative integer below that bound, so summation order (fastmath reassociation,
-    SIMD) cannot change the result.
-    """
-    f = np.empty(63, dtype=out.dtype)
-    n = 0
-    for v in range(10):
-        n += values[v]
-        for j in range(6):
-            f[v * 6 + j] = max(values[v] - j, 0)
-    f[60] = n - 4
-    f[61] = n - 5
-    f[62] = 1
-    n_groups = factor_index.shape[0]
-    w = np.empty(n_groups, dtype=out.dtype)
-    for g in range(n_groups):
-        w[g] = (
-            f[factor_index[g, 0]] * f[factor_index[g, 1]] * f[factor_index[g, 2]]
-            * f[factor_index[g, 3]] * f[factor_index[g, 4]] * f[factor_index[g, 5]]
-        )
-    for s in range(out.shape[0]):
-        acc = out[s] * 0
-        row = coefs_t[s]
-        for g in range(n_groups):
-            acc += row[g] * w[g]
-        out[s] = acc
-
-
-@nb.njit(cache=True, parallel=True)
-def _ways_batch_kernel(
-    values: np.ndarray, factor_index: np.ndarray, coefs: np.ndarray, out: np.ndarray
-) -> None:
-    for i in nb.prange(values.shape[0]):
-        _ways_kernel(values[i], factor_index, coefs, out[i])
+def _ways_numpy(values: np.ndarray, g: _Groups, coefs: np.ndarray) -> np.ndarray:
+    """``coefs @ weights`` for one composition with numpy alone (``values``' dtype picks the
+    arithmetic, as in the compiled kernel): the same exact integers, without loading numba."""
+    f = np.empty(63, dtype=values.dtype)
+    f[:60] = np.maximum(values[:, None] - np.arange(6), 0).ravel()
+    n = values.sum()
+    f[60], f[61], f[62] = n - 4, n - 5, 1
+    w = f[g.factor_columns[0]]
+    for column in g.factor_columns[1:]:
+        w = w * f[column]
+    result: np.ndarray = coefs @ w
+    return result
 
 
 def _ways_raw(values: list[int], n_stats: int) -> list[int]:
@@ -183,8 +196,14 @@ def _ways_raw(values: list[int], n_stats: int) -> list[int]:
         float_ok = size < _FLOAT_EXACT_LIMIT
         dtype = np.float64 if float_ok else np.int64
         coefs = (g.coefs_t_f64 if float_ok else g.coefs_t)[:n_stats]
-        out = np.empty(n_stats, dtype=dtype)
-        _ways_kernel(np.array(values, dtype=np.int64), g.factor_index, coefs, out)
+        counts = np.array(values, dtype=np.int64)
+        if "numba" in sys.modules:  # compiled code is loaded already: the faster sum
+            from roads.odds_compiled import ways_kernel
+
+            out = np.empty(n_stats, dtype=dtype)
+            ways_kernel(counts, g.factor_index, coefs, out)
+        else:
+            out = _ways_numpy(counts.astype(dtype), g, coefs)
         exact: list[int] = out.astype(np.int64).tolist()
         return exact
     n = sum(values)
@@ -243,10 +262,12 @@ def ways_batch(values: np.ndarray, detail: bool = False) -> np.ndarray:
         totals.min() < 6 or falling(int(totals.max()), 6) >= _FLOAT_EXACT_LIMIT
     ):
         raise CompositionError("batch compositions need between 6 and 416 cards")
+    from roads.odds_compiled import ways_batch_kernel
+
     g = _groups()
     n_stats = len(STATS if detail else CORE_STATS)
     out = np.empty((vals.shape[0], n_stats), dtype=np.float64)
-    _ways_batch_kernel(vals, g.factor_index, g.coefs_t_f64[:n_stats], out)
+    ways_batch_kernel(vals, g.factor_index, g.coefs_t_f64[:n_stats], out)
     return out.astype(np.int64)
 
 
@@ -291,17 +312,34 @@ class Composition:
         return cls(tuple(ranks))
 
     @classmethod
-    def from_counts(cls, counts: Mapping[str, int]) -> Composition:
-        """Explicit counts by rank letter (``A``, ``2``..``9``, ``T``, ``J``, ``Q``, ``K``)."""
-        ranks = [0] * 13
+    def from_counts(cls, counts: Mapping[str, int], require_all: bool = False) -> Composition:
+        """Explicit counts by rank (``A``, ``2``..``9``, ``10`` or ``T``, ``J``, ``Q``, ``K``);
+        the key ``*`` gives the count of every rank not named.
+
+        Ranks left out are 0 — or, with ``require_all``, refused with a message naming them
+        (someone typing a composition who leaves a rank out has most likely forgotten it).
+        """
+        given: list[int | None] = [None] * 13
+        rest = counts.get("*")
         for key, count in counts.items():
+            if key == "*":
+                continue
             rank = "T" if key.upper() == "10" else key.upper()
             if rank not in RANKS:
                 raise CompositionError(f"unknown rank {key!r} in composition")
+            if given[RANKS.index(rank)] is not None:
+                raise CompositionError(f"rank {_rank_label(rank)} given twice")
             if count < 0:
                 raise CompositionError(f"negative count {count} for rank {rank}")
-            ranks[RANKS.index(rank)] = count
-        return cls(tuple(ranks))
+            given[RANKS.index(rank)] = count
+        if rest is not None and rest < 0:
+            raise CompositionError(f"negative count {rest} for * (the ranks not named)")
+        missing = [_rank_label(RANKS[i]) for i, c in enumerate(given) if c is None]
+        if missing and rest is None and require_all:
+            raise CompositionError(
+                f"no count for rank{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
+                "(give every rank, or *=N for all the ranks not named, e.g. *=0)")
+        return cls(tuple(rest or 0 if c is None else c for c in given))
 
     @property
     def cards(self) -> int:
@@ -418,6 +456,10 @@ def effects_of_removal(composition: Composition, rules: RuleSet) -> dict[str, di
             **{f"delta_edge_{k}": float(edges[k] - base_edges[k]) for k in base_edges},
         }
     return result
+
+
+def _rank_label(rank: str) -> str:
+    return "10" if rank == "T" else rank
 
 
 def seen_from_text(text: str) -> list[str]:

@@ -299,7 +299,8 @@ def rules_from_dict(data: dict[str, Any], where: str) -> RuleSet:
     if base_name not in PRESETS:
         raise RulesError(f"{where}: base: unknown rule set {base_name!r}")
     base = PRESETS[base_name]
-    changes: dict[str, Any] = {"name": data["name"], "source": where}
+    changes: dict[str, Any] = {"name": data["name"], "source": where,
+                               "description": _describe_changes(data, base_name)}
     if "description" in data:
         changes["description"] = str(data["description"])
     if "decks" in data:
@@ -341,6 +342,16 @@ def rules_from_dict(data: dict[str, Any], where: str) -> RuleSet:
         raise RulesError(f"{where}: {exc}") from None
     except TypeError as exc:
         raise RulesError(f"{where}: {exc}") from None
+
+
+def _describe_changes(data: dict[str, Any], base_name: str) -> str:
+    """What a custom rule set without a description of its own is: its base and what differs
+    (the base's own description would describe the base, not this rule set)."""
+    changed = ["decks"] if "decks" in data else []
+    for section in ("payouts", "shoe", "table"):
+        changed += [f"{section}.{key}" for key in data.get(section, {})]
+    return (f"custom, based on {base_name}"
+            + (f"; changes {', '.join(changed)}" if changed else "; no changes"))
 
 
 def _bool(value: object, where: str) -> bool:

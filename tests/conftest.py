@@ -1,4 +1,4 @@
-"""Shared fixtures: the read-only test data in ../shared/fixtures."""
+"""Shared fixtures: the read-only test data in tests/fixtures/ (inside the repository)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,15 @@ from typing import Any
 
 import pytest
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def fixture_json(name: str) -> Any:
+    """One of the JSON fixtures in tests/fixtures/, parsed."""
+    return json.loads((FIXTURES / name).read_text(encoding="utf-8"))
 
 
 @pytest.fixture(scope="session")
 def exact_fixture() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((SHARED / "fixtures" / "exact_odds.json").read_text())
+    data: dict[str, Any] = fixture_json("exact_odds.json")
     return data

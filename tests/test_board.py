@@ -3,7 +3,6 @@ edge cases and every invariant as a property test."""
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -12,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from roads.board import DERIVED, Board, CoupInfo, OutcomeError
-from tests.conftest import SHARED
+from tests.conftest import fixture_json
 
-FIXTURE = json.loads((SHARED / "fixtures" / "roads_live_platform.json").read_text())
+FIXTURE = fixture_json("roads_live_platform.json")
 
 
 def marks(board: Board) -> tuple[str, str, str]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,7 @@ from roads.rules import get_rules
 from roads.schema import COUPS, conform
 from roads.simulate import Simulation, write_simulation
 from roads.store import Store
-from tests.conftest import SHARED
+from tests.conftest import fixture_json
 from tests.floor import Floor
 
 
@@ -71,7 +70,7 @@ EDGE = {
 
 @pytest.mark.parametrize("conv", ["first-cell", "own-column"])
 def test_fixture_and_edge_cases(conv: str) -> None:
-    fixture = json.loads((SHARED / "fixtures" / "roads_live_platform.json").read_text())
+    fixture = fixture_json("roads_live_platform.json")
     shoes = {s["table"]: s["outcomes"] for s in fixture["shoes"]} | EDGE
     assert_equal_to_core(shoe_roads(frame_of(shoes), conv), shoes, conv)  # type: ignore[arg-type]
 

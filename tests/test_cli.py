@@ -24,7 +24,8 @@ def run(*args: str) -> Any:
                                      ["store", "compact"], ["stats"], ["check"], ["export"],
                                      ["verify"], ["keys"], ["batch"], ["batch", "stats"], ["audit"],
                                      ["purge"], ["serve"], ["users"], ["users", "add"],
-                                     ["users", "list"], ["users", "key"], ["users", "passwd"]])
+                                     ["users", "list"], ["users", "key"], ["users", "passwd"],
+                                     ["prepare"]])
 def test_help_everywhere(command: list[str]) -> None:
     result = run(*command, "--help")
     assert result.exit_code == 0 and "Usage:" in result.output
@@ -63,6 +64,39 @@ def test_odds_with_seen_cards_and_decks() -> None:
     assert "dragon7" in text and "panda8" in text and "Information only" in text
 
 
+def test_counts_name_every_rank_or_the_rest_explicitly(exact_fixture: dict[str, Any]) -> None:
+    every = ",".join(f"{r}=32" for r in ("A", *map(str, range(2, 11)), "J", "Q", "K"))
+    full = json.loads(run("odds", "--counts", every, "--json").output)
+    rest = json.loads(run("odds", "--counts", "*=32", "--json").output)
+    assert full["ways"] == rest["ways"]
+    assert full["ways"]["banker"] == exact_fixture["decks"]["8"]["banker"]
+    no_aces = json.loads(run("odds", "--counts", "A=0,*=32", "--json").output)
+    assert no_aces["cards"] == 384 and no_aces["composition"]["A"] == 0
+    assert no_aces["composition"]["K"] == 32 and no_aces["decks"] is None
+    assert "explicit composition: 384 cards" in run("odds", "--counts", "A=0,*=32").output
+    assert "*=N" in run("odds", "--help").output
+
+
+def test_odds_labels_an_overridden_deck_count_honestly() -> None:
+    text = run("odds", "--decks", "6").output
+    assert text.splitlines()[0] == "standard-8 with 6 decks: 312 cards in the shoe"
+    assert run("odds", "--decks", "1").output.startswith("standard-8 with 1 deck: 52 cards")
+    data = json.loads(run("odds", "--decks", "6", "--json").output)
+    assert data["rules"] == "standard-8" and data["decks"] == 6 and data["cards"] == 312
+    assert run("odds").output.startswith("standard-8: 416 cards")
+
+
+def test_rules_file_heads_with_its_own_name_and_description(tmp_path: Path) -> None:
+    club = tmp_path / "club.toml"
+    club.write_text('name = "club-6"\nbase = "standard-6"\n[payouts]\ntie = "9:1"\n')
+    first = run("rules", str(club)).output.splitlines()[0]
+    assert first == "club-6: custom, based on standard-6; changes payouts.tie"
+    club.write_text('name = "club-6"\nbase = "standard-6"\ndescription = "Club: Tie 9:1"\n'
+                    '[payouts]\ntie = "9:1"\n')
+    assert run("rules", str(club)).output.splitlines()[0] == "club-6: Club: Tie 9:1"
+    assert json.loads(run("rules", str(club), "--json").output)["description"] == "Club: Tie 9:1"
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -71,7 +105,12 @@ def test_odds_with_seen_cards_and_decks() -> None:
         (["odds", "--decks", "1", "--seen", "As As"], "card As seen 2 times"),
         (["odds", "--counts", "A=-3"], "negative count -3 for rank A"),
         (["odds", "--counts", "A=three"], "cannot read 'A=three'"),
-        (["odds", "--counts", "A=3"], "a coup needs 6 cards"),
+        (["odds", "--counts", "A=3,*=0"], "a coup needs 6 cards"),
+        (["odds", "--counts", "A=3,2=4"],
+         "--counts: no count for ranks 3, 4, 5, 6, 7, 8, 9, 10, J, Q, K (give every rank, or *=N"),
+        (["odds", "--counts", "A=3,A=4,*=1"], "--counts: rank A given twice"),
+        (["odds", "--counts", "10=3,T=4,*=1"], "--counts: rank 10 given twice"),
+        (["odds", "--counts", "A=1,*=-2"], "--counts: negative count -2 for *"),
         (["odds", "--decks", "40"], "--decks 40"),
         (["rules", "nope"], "unknown rule set"),
         (["simulate", "--shoes", "1", "--rules", "missing.toml"], "no such rule-set file"),

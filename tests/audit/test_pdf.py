@@ -46,7 +46,7 @@ def _text(pdf: Path, layout: bool = True) -> str:
 @pytest.fixture(autouse=True)
 def poppler() -> None:
     if not POPPLER:
-        pytest.fail("poppler-utils (pdftoppm, pdftotext) missing: `make browsers` installs it")
+        pytest.fail("poppler-utils (pdftoppm, pdftotext) missing: `make system-packages`")
 
 
 def test_pdf_renders_and_holds_every_coup_and_correction(store: Store, tmp_path: Path) -> None:

@@ -99,7 +99,7 @@ def live_server(tmp_path: Path) -> Iterator[LiveServer]:
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Browser]:
     if not Path(CHROMIUM).exists():
-        pytest.fail("Debian chromium is missing: `make browsers` installs it")
+        pytest.fail("Debian chromium is missing: `make system-packages` installs it")
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         yield b
