@@ -43,3 +43,27 @@ def test_card_level_shoe_charts_include_live_odds(server: Server) -> None:
     assert sum(odds.data[0].y) == 416 - used
     # A shoe still being dealt is not judged by the end-of-shoe rule.
     assert not [f for f in stats["integrity"] if "end" in f["check"]]
+
+
+def test_titles_are_short_and_legends_sit_under_the_plot(server: Server) -> None:
+    shoe = deal_shoe(get_rules("standard-8"), 3)
+    live = LiveTables(server.ctx.journal)
+    live.open_shoe("T1", "S1", "standard-8", "ana", list(shoe.burn_cards))
+    for player, banker in shoe.coups[:25]:
+        live.enter_coup("T1", CoupEntry(player_cards=player, banker_cards=banker), "ana")
+    stats = stats_json(server.ctx, table_state(server.ctx.store, "T1"))
+    figures = [shares_figure(stats["statistics"]), runs_figure(stats["statistics"]),
+               difference_figure([c["outcome"] for c in table_state(server.ctx.store,
+                                                                    "T1").coups]),
+               odds_figure(stats["live_odds"])]
+    for fig in figures:
+        title = fig.layout.title
+        # A phone-width chart holds ~40 characters of title and ~55 of subtitle.
+        assert 0 < len(title.text) <= 24 and 0 < len(title.subtitle.text) <= 55, title.text
+        # Plotly's title automargin left the bars' clip region behind: the top margin is
+        # sized for the two lines instead.
+        assert title.automargin is None and fig.layout.margin.t >= 60
+        legend = fig.layout.legend
+        assert legend.orientation == "h" and legend.y < 0 and legend.yanchor == "top"
+    # The odds are the odds panel's now, never a title cut off before Tie.
+    assert "Tie" not in odds_figure(stats["live_odds"]).layout.title.text
