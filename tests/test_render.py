@@ -143,7 +143,7 @@ def test_ask_marks_show_what_each_derived_road_would_get() -> None:
     board = Board.from_outcomes("BBPPPBPBB")
     for outcome in ("B", "P"):
         root = ET.fromstring(ask_marks_svg(board, outcome, "classic"))
-        colours = board.ask(outcome).colors  # type: ignore[arg-type]
+        colours = board.ask(outcome).colors
         painted = [e.get("stroke") or e.get("fill") for e in root]
         expected = ["#d0212b" if colours[r] == "red" else "#1f5fd1" for r in
                     ("big_eye_boy", "small_road", "cockroach_pig") if colours[r]]
