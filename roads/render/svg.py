@@ -261,9 +261,24 @@ def road_svg(board: Board, road: str, *, theme: str = "classic", window: int | N
     return _document(frame.width, frame.height, t, body)
 
 
+def _grid_tiles(frame: _Frame, theme: Theme, road: str) -> str:
+    """The grid as one tiled pattern: what a screen road's 70-odd columns of lines would
+    otherwise cost in markup (half the screen's message) for the same picture."""
+    c = _f(frame.cell)
+    return (f'<defs><pattern id="cells-{road}" width="{c}" height="{c}" '
+            f'patternUnits="userSpaceOnUse"><path d="M {c} 0 L 0 0 0 {c}" fill="none" '
+            f'stroke="{theme.grid}" stroke-width="1"/></pattern></defs>'
+            f'<rect x="{_f(frame.x)}" y="{_f(frame.y)}" width="{_f(frame.width)}" '
+            f'height="{_f(frame.height)}" fill="{theme.background}" stroke="{theme.grid}"/>'
+            f'<rect x="{_f(frame.x)}" y="{_f(frame.y)}" width="{_f(frame.width)}" '
+            f'height="{_f(frame.height)}" fill="url(#cells-{road})"/>')
+
+
 def _road_body(board: Board, road: str, frame: _Frame, theme: Theme,
-               labels: Mapping[str, str], bead_text: str, ask: str | None) -> str:
-    parts = [f'<g class="road {road}">', _grid(frame, theme)]
+               labels: Mapping[str, str], bead_text: str, ask: str | None,
+               tiled: bool = False) -> str:
+    grid = _grid_tiles(frame, theme, road) if tiled else _grid(frame, theme)
+    parts = [f'<g class="road {road}">', grid]
     if road == "bead_plate":
         parts.append(_bead(board, frame, theme, labels, bead_text))
     elif road == "big_road":
@@ -397,7 +412,7 @@ def screen_road_svg(board: Board, road: str, *, theme: str = "dark",
     frame = _Frame(0, 0, CELL, 0, max(last + 1, min_columns))
     shown = min(visible, frame.columns)
     first = max(0, last + 1 - shown)
-    body = _road_body(board, road, frame, t, lab, "outcome", ask)
+    body = _road_body(board, road, frame, t, lab, "outcome", ask, tiled=True)
     name = escape(lab[road], {'"': "&quot;"})
     return (f'<svg xmlns="http://www.w3.org/2000/svg" class="road-svg" '
             f'viewBox="{_f(first * CELL)} 0 {_f(shown * CELL)} {_f(frame.height)}" '
