@@ -5,7 +5,7 @@ from __future__ import annotations
 from dashboard.api import stats_json
 from dashboard.figures import difference_figure, odds_figure, runs_figure, shares_figure
 from dashboard.pages import table_body
-from roads.engine import deal_shoe
+from roads.engine import DealtShoe, deal_shoe
 from roads.rules import get_rules
 from roads.store.live import CoupEntry, LiveTables
 from roads.store.tables import table_state
@@ -27,12 +27,18 @@ def test_outcome_only_shoe_charts_leave_out_pairs_and_naturals(server: Server) -
     assert len(body) > 3
 
 
-def test_card_level_shoe_charts_include_live_odds(server: Server) -> None:
-    shoe = deal_shoe(get_rules("standard-8"), 11)
+def deal_live(server: Server, rules: str, seed: int, coups: int) -> DealtShoe:
+    """Open a shoe of ``rules`` at T1 with its burn cards and enter its first coups' cards."""
+    shoe = deal_shoe(get_rules(rules), seed)
     live = LiveTables(server.ctx.journal)
-    live.open_shoe("T1", "S1", "standard-8", "ana", list(shoe.burn_cards))
-    for player, banker in shoe.coups[:30]:
+    live.open_shoe("T1", "S1", rules, "ana", list(shoe.burn_cards))
+    for player, banker in shoe.coups[:coups]:
         live.enter_coup("T1", CoupEntry(player_cards=player, banker_cards=banker), "ana")
+    return shoe
+
+
+def test_card_level_shoe_charts_include_live_odds(server: Server) -> None:
+    shoe = deal_live(server, "standard-8", 11, 30)
     stats = stats_json(server.ctx, table_state(server.ctx.store, "T1"))
     assert len(shares_figure(stats["statistics"]).data[0].x) == 6
     runs = runs_figure(stats["statistics"])
@@ -46,11 +52,7 @@ def test_card_level_shoe_charts_include_live_odds(server: Server) -> None:
 
 
 def test_titles_are_short_and_legends_sit_under_the_plot(server: Server) -> None:
-    shoe = deal_shoe(get_rules("standard-8"), 3)
-    live = LiveTables(server.ctx.journal)
-    live.open_shoe("T1", "S1", "standard-8", "ana", list(shoe.burn_cards))
-    for player, banker in shoe.coups[:25]:
-        live.enter_coup("T1", CoupEntry(player_cards=player, banker_cards=banker), "ana")
+    deal_live(server, "standard-8", 3, 25)
     stats = stats_json(server.ctx, table_state(server.ctx.store, "T1"))
     figures = [shares_figure(stats["statistics"]), runs_figure(stats["statistics"]),
                difference_figure([c["outcome"] for c in table_state(server.ctx.store,

@@ -13,12 +13,12 @@ import pytest
 from dashboard.api import stats_json
 from dashboard.odds_panel import bet_odds, odds_panel
 from dashboard.pages import table_body
-from roads.engine import deal_shoe
 from roads.odds import Composition
 from roads.rules import PRESETS, get_rules
 from roads.store.live import CoupEntry, LiveTables
 from roads.store.tables import table_state
 from tests.dashboard.conftest import Server
+from tests.dashboard.test_figures import deal_live
 
 
 def _walk(component: Any) -> Iterator[Any]:
@@ -99,11 +99,7 @@ def test_outcome_only_shoes_show_full_shoe_odds_and_say_so() -> None:
 
 
 def test_table_body_puts_the_board_beside_the_odds_of_the_live_shoe(server: Server) -> None:
-    shoe = deal_shoe(get_rules("ez-8"), 5)
-    live = LiveTables(server.ctx.journal)
-    live.open_shoe("T1", "S1", "ez-8", "ana", list(shoe.burn_cards))
-    for player, banker in shoe.coups[:20]:
-        live.enter_coup("T1", CoupEntry(player_cards=player, banker_cards=banker), "ana")
+    deal_live(server, "ez-8", 5, 20)
     state = table_state(server.ctx.store, "T1")
     stats = stats_json(server.ctx, state)
     body = table_body("T1", state, stats)
