@@ -1,9 +1,17 @@
-"""Accepted coup → updated table screen, in real headless Chromium (issue 6 targets).
+"""Accepted coup → updated table screen, in real headless Chromium (issue 6 targets), and
+a table screen's first paint (issue 17).
 
 Run: .venv/bin/python -m benchmarks.screens [--tables 20] [--seconds 60] [--pace 1.0]
+     .venv/bin/python -m benchmarks.screens --first-paint 30 [--coups 70] [--tables 3]
 Targets: p95 accepted-coup → updated screen <= 300 ms with 20 tables dealing and 20 open
 screens; first load of a table screen <= 2 s; server memory flat over a soak
-(``--seconds 1800`` for the 30-minute soak).
+(``--seconds 1800`` for the 30-minute soak); first paint <= 1 s.
+
+First paint: a fresh browser window (nothing cached) opens the screen of a table whose shoe
+already holds ``--coups`` card-level coups (a full board: the heaviest first state); the
+figure is navigation start → the frame after the first state was drawn (two animation
+frames after the state replaced the page's body, i.e. once that frame was painted), read
+from the page's own clock (``performance.now()``, zero at navigation start).
 
 A `roads serve` process serves the screens; one Debian Chromium holds one page per table.
 Each table posts card-level coups through the HTTP API (its own key) at ``--pace`` seconds
@@ -48,6 +56,33 @@ new MutationObserver(() => {
 """
 
 
+FIRST_PAINT = """
+// Marks on the page's clock (zero at navigation start): the push socket opened, the first
+// state received (the body replaced), and the frame after the one that drew it.
+window.__firstPaint = null;
+const PageSocket = window.WebSocket;
+window.WebSocket = function (url) {
+  const socket = new PageSocket(url);
+  socket.addEventListener('open', () => { window.__socketOpen ??= performance.now(); });
+  return socket;
+};
+new MutationObserver((_, observer) => {
+  const root = document.getElementById('screen-root');
+  if (!root || !root.dataset.seq || window.__firstPaint !== null) return;
+  observer.disconnect();
+  const received = performance.now();
+  window.__firstPaint = [];
+  requestAnimationFrame(() => requestAnimationFrame(() => {
+    window.__firstPaint = [received, performance.now()];
+  }));
+}).observe(document, {subtree: true, attributes: true, attributeFilter: ['data-seq']});
+"""
+MARKS = """() => ({
+  loaded: performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd,
+  socket: window.__socketOpen, received: window.__firstPaint[0], drawn: window.__firstPaint[1],
+})"""
+
+
 def _rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -85,6 +120,46 @@ def _dealer(base: str, table: str, key: str, seconds: float, pace: float, seed: 
         _post(f"{base}/api/tables/{table}/shoes/close", key, {})
 
 
+def _deal_into(base: str, table: str, key: str, coups: int, seed: int) -> None:
+    """Open a shoe at ``table`` and post its first ``coups`` card-level coups."""
+    shoe = deal_shoe(get_rules("standard-8"), seed)
+    _post(f"{base}/api/tables/{table}/shoes", key,
+          {"shoe_id": f"P{seed}", "burn_cards": list(shoe.burn_cards)})
+    for player, banker in shoe.coups[:coups]:
+        _post(f"{base}/api/tables/{table}/coups", key,
+              {"player_cards": list(player), "banker_cards": list(banker)})
+
+
+def first_paint(base: str, tables: list[str], keys: dict[str, str], loads: int,
+                coups: int) -> None:
+    """Navigation start → first state drawn, over ``loads`` fresh windows."""
+    for i, t in enumerate(tables):
+        _deal_into(base, t, keys[t], coups, 1000 + i)
+    marks: list[dict[str, float]] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        for i in range(loads):
+            context = browser.new_context(viewport={"width": 1920, "height": 1080})
+            context.add_init_script(FIRST_PAINT)
+            page = context.new_page()
+            page.goto(f"{base}/table/{tables[i % len(tables)]}")
+            page.wait_for_function(
+                "() => window.__firstPaint && window.__firstPaint.length === 2")
+            marks.append(page.evaluate(MARKS))
+            context.close()
+        browser.close()
+    drawn = [m["drawn"] for m in marks]
+    q = statistics.quantiles(drawn, n=20)
+    print(f"first paint of a table screen ({coups} coups on the board), {loads} fresh windows "
+          f"at 1920x1080 over {len(tables)} tables:")
+    print(f"  navigation start -> first state drawn: median {statistics.median(drawn):.0f} ms"
+          f"  p95 {q[18]:.0f} ms  max {max(drawn):.0f} ms  (target <= 1000 ms)")
+    for mark, label in (("loaded", "page and script loaded"), ("socket", "push socket open"),
+                        ("received", "first state received")):
+        print(f"    of which navigation start -> {label}: median "
+              f"{statistics.median(m[mark] for m in marks):.0f} ms")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--tables", type=int, default=20)
@@ -96,6 +171,10 @@ def main() -> None:
     parser.add_argument("--pace", type=float, default=1.0,
                         help="average seconds between coups at each table")
     parser.add_argument("--dump", help="write the raw timings to this JSON file")
+    parser.add_argument("--first-paint", type=int, default=0, metavar="LOADS",
+                        help="measure first paint over LOADS fresh windows instead")
+    parser.add_argument("--coups", type=int, default=70,
+                        help="coups on each board before the first-paint loads")
     args = parser.parse_args()
 
     root = Path(tempfile.mkdtemp(prefix="roads-screens-")) / "store"
@@ -115,6 +194,9 @@ def main() -> None:
                 break
             except OSError:
                 time.sleep(0.1)
+        if args.first_paint:
+            first_paint(base, tables, keys, args.first_paint, args.coups)
+            return
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
             pages, loads = {}, []

@@ -22,7 +22,6 @@ from dashboard.context import Context
 from roads.board import Board
 from roads.errors import InputError
 from roads.ingest.sources import CorrectionIn, CoupIn, DecisionIn, ShoeIn, from_api
-from roads.rules import RulesError
 from roads.stats.report import report, shoe_odds
 from roads.tables import (
     Actor,

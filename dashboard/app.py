@@ -39,6 +39,9 @@ def create_app(root: Path, site: SiteConfig | None = None,
     install_errors(server)
     app.layout = shell(ctx)
     register(app, ctx)
+    # Dash's FastAPI backend sets itself up (the assets' stylesheets) on the first request
+    # to "/" or "/_dash-*" only: a first visit to /tables/<id> got the page without its CSS.
+    app._setup_server()  # type: ignore[no-untyped-call]
     _warm_up()
     return app, ctx
 

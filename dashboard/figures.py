@@ -12,8 +12,22 @@ import plotly.graph_objects as go
 
 COLOURS = {"banker": "#d0212b", "player": "#1f5fd1", "tie": "#1f9d3a", "natural": "#d4a017",
            "expected": "#8a94a3"}
-_LAYOUT = {"margin": {"l": 40, "r": 10, "t": 40, "b": 30}, "height": 280,
-           "template": "plotly_white", "legend": {"orientation": "h", "y": -0.2}}
+#: Titles, subtitles and legends never clip: a short title with the detail in a subtitle, in
+#: a top margin sized for the two lines (plotly's title ``automargin`` left the bars' clip
+#: region behind when it grew the margin), the axes' margins grown to fit their labels, and
+#: the legend in its own row under the x axis, never across the plot.
+_LAYOUT: dict[str, Any] = {
+    "margin": {"l": 48, "r": 12, "t": 64, "b": 16}, "height": 340, "autosize": True,
+    "template": "plotly_white", "font": {"size": 13},
+    "legend": {"orientation": "h", "x": 0, "xanchor": "left", "y": -0.22, "yanchor": "top"},
+    "xaxis": {"automargin": True}, "yaxis": {"automargin": True},
+}
+
+
+def _title(text: str, detail: str) -> dict[str, Any]:
+    return {"text": text, "subtitle": {"text": detail, "font": {"size": 12}},
+            "x": 0, "xanchor": "left", "xref": "paper", "yref": "container", "y": 1,
+            "yanchor": "top", "pad": {"t": 10}, "font": {"size": 15}}
 
 
 def shares_figure(stats: dict[str, Any]) -> go.Figure:
@@ -36,8 +50,9 @@ def shares_figure(stats: dict[str, Any]) -> go.Figure:
     fig.add_scatter(x=names, y=[m["expected_share"] for _, m, _ in items], mode="markers",
                     marker={"symbol": "line-ew-open", "size": 30, "color": "#111",
                             "line": {"width": 3}}, name="exact expectation")
-    fig.update_layout(title="Shares vs exact expectation (99% interval)",
-                      yaxis_tickformat=".0%", **_LAYOUT)
+    fig.update_layout(title=_title("Shares", "observed vs exact expectation, 99% intervals"),
+                      **_LAYOUT)
+    fig.update_yaxes(tickformat=".0%")
     return fig
 
 
@@ -52,8 +67,8 @@ def runs_figure(stats: dict[str, Any], longest: int = 12) -> go.Figure:
         fig.add_scatter(x=[k for k, _ in rows], y=[v["expected"] for _, v in rows],
                         mode="lines+markers", name=f"{side.title()} expected",
                         line={"color": COLOURS[side], "dash": "dot"})
-    fig.update_layout(title="Run lengths", barmode="group", xaxis_title="run length",
-                      **_LAYOUT)
+    fig.update_layout(title=_title("Run lengths", "Big Road columns by length, observed vs "
+                                   "expected"), barmode="group", **_LAYOUT)
     return fig
 
 
@@ -66,17 +81,19 @@ def difference_figure(outcomes: list[str]) -> go.Figure:
     fig = go.Figure(go.Scatter(x=list(range(1, len(ys) + 1)), y=ys, mode="lines",
                                line={"color": "#444", "shape": "hv"}, name="B − P"))
     fig.add_hline(y=0, line_color=COLOURS["expected"])
-    fig.update_layout(title="Cumulative Banker − Player", xaxis_title="coup", **_LAYOUT)
+    fig.update_layout(title=_title("Banker − Player", "cumulative wins over the coups"),
+                      showlegend=False, **_LAYOUT)
+    fig.update_xaxes(title_text="coup")
     return fig
 
 
 def odds_figure(live: dict[str, Any]) -> go.Figure:
-    """Remaining ranks in the shoe, with the next coup's exact probabilities in the title."""
+    """Remaining ranks in the shoe (the next coup's odds of every bet are the odds panel's)."""
     comp = live["composition"]
-    p = live["probability"]
-    fig = go.Figure(go.Bar(x=list(comp), y=list(comp.values()), marker_color="#5a6b80"))
-    fig.update_layout(
-        title=(f"{live['cards_left']} cards left — next coup: Banker {p['banker']:.4%}, "
-               f"Player {p['player']:.4%}, Tie {p['tie']:.4%}"),
-        xaxis_title="rank", yaxis_title="cards", **_LAYOUT)
+    fig = go.Figure(go.Bar(x=list(comp), y=list(comp.values()), marker_color="#5a6b80",
+                           name="cards left"))
+    fig.update_layout(title=_title("Cards left by rank", f"{live['cards_left']} cards left"),
+                      showlegend=False, **_LAYOUT)
+    fig.update_xaxes(title_text="rank")
+    fig.update_yaxes(title_text="cards")
     return fig

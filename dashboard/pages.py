@@ -17,8 +17,13 @@ from dash import Dash, Input, Output, State, dcc, html, no_update
 from dashboard.api import stats_json
 from dashboard.context import Context
 from dashboard.figures import difference_figure, odds_figure, runs_figure, shares_figure
-from roads.board import Board
+from dashboard.odds_panel import odds_panel
+from roads.board import DERIVED, Board
+from roads.errors import InputError
+from roads.odds import Composition
+from roads.render import DEFAULT_LABELS as ROAD_TITLES
 from roads.render import road_svg, scoreboard_svg
+from roads.rules import get_rules
 from roads.tables import TableState
 
 GRAPH_CONFIG: Any = {"displayModeBar": False, "responsive": True}
@@ -80,7 +85,49 @@ def overview(ctx: Context) -> html.Div:
 def table_page(table_id: str) -> html.Div:
     return html.Div([html.H2(f"Table {table_id}"), dcc.Store(id="table-id", data=table_id),
                      dcc.Store(id="table-seq"), dcc.Interval(id="table-tick", interval=1500),
-                     html.Div(id="table-body")])
+                     html.Div(id="table-body")], className="table-page")
+
+
+#: Columns the table page shows of each road: the newest ones, at a stable size whatever the
+#: shoe's length (a whole shoe fits the Bead Plate; the Big Road rarely needs more).
+TABLE_COLUMNS = {"big_road": 30, "big_eye_boy": 16, "small_road": 16, "cockroach_pig": 16,
+                 "bead_plate": 15}
+_COUNTS = (("Banker", "banker", "b"), ("Player", "player", "p"), ("Tie", "tie", "t"),
+           ("Banker pair", "banker_pairs", "b"), ("Player pair", "player_pairs", "p"),
+           ("Natural", "naturals", "n"))
+
+
+def table_board(board: Board, table_id: str) -> html.Div:
+    """The board laid out like the table's screen, one image per road, each filling its
+    column with the titles and counts in the page's own type (an image of the whole
+    scoreboard scaled its lettering down with it)."""
+    def road(name: str) -> html.Figure:
+        svg = road_svg(board, name, window=TABLE_COLUMNS[name], ask=None)
+        title = ROAD_TITLES[name]
+        return html.Figure([html.Figcaption(title),
+                            svg_image(svg, f"{title} of table {table_id}", "road")],
+                           className=f"road {name}")
+    counts = board.counts()
+    n = max(counts["coups"], 1)
+    shares = html.Table([html.Tr([html.Th(label, className=css), html.Td(counts[key]),
+                                  html.Td(f"{100 * counts[key] / n:.1f}%")])
+                         for label, key, css in _COUNTS], className="board-counts")
+    return html.Div([road("big_road"),
+                     html.Div([road(r) for r in DERIVED], className="derived"),
+                     html.Div([road("bead_plate"), shares], className="lower")],
+                    className="table-board")
+
+
+def _odds(state: TableState, stats: dict[str, Any]) -> html.Section:
+    """The next coup's odds of every bet, from the live composition when cards are known."""
+    try:
+        rules = get_rules(state.rules or "standard-8")
+    except InputError as exc:
+        return html.Section([html.H3("Next coup — exact odds"), html.P(str(exc))],
+                            className="odds-panel")
+    live = stats.get("live_odds")
+    composition = Composition.from_counts(live["composition"]) if live else None
+    return odds_panel(rules, composition)
 
 
 def table_body(table_id: str, state: TableState, stats: dict[str, Any]) -> list[Any]:
@@ -95,7 +142,7 @@ def table_body(table_id: str, state: TableState, stats: dict[str, Any]) -> list[
     parts: list[Any] = [
         html.P(f"Shoe {state.shoe_id} (#{state.shoe_number}), rules {state.rules}, "
                f"{len(state.coups)} coups"),
-        svg_image(scoreboard_svg(board, labels=None), f"Board of table {table_id}", "board"),
+        html.Div([table_board(board, table_id), _odds(state, stats)], className="table-top"),
     ]
     s = stats.get("statistics")
     graphs = []
@@ -109,11 +156,11 @@ def table_body(table_id: str, state: TableState, stats: dict[str, Any]) -> list[
     parts.append(html.Div(graphs, className="charts"))
     tests = (stats.get("randomness") or {}).get("tests", [])
     parts.append(html.H3("Randomness tests (Holm-adjusted, flagged at 99%)"))
-    parts.append(html.Table([html.Tr([html.Th(h) for h in ("test", "p", "adjusted", "flag")])]
-                            + [html.Tr([html.Td(t["test"]), html.Td(f"{t['p_value']:.4f}"),
-                                        html.Td(f"{t['p_adjusted']:.4f}"),
-                                        html.Td("FLAG" if t["flagged"] else "")])
-                               for t in tests], className="tests"))
+    parts.append(html.Div(html.Table(
+        [html.Tr([html.Th(h) for h in ("test", "p", "adjusted", "flag")])]
+        + [html.Tr([html.Td(t["test"]), html.Td(f"{t['p_value']:.4f}"),
+                    html.Td(f"{t['p_adjusted']:.4f}"), html.Td("FLAG" if t["flagged"] else "")])
+           for t in tests], className="tests"), className="scroll"))
     findings = stats.get("integrity") or []
     parts.append(html.H3("Integrity findings"))
     parts.append(html.Ul([html.Li(f"[{f['severity']}] {f['explanation']}") for f in findings])

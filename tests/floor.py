@@ -47,3 +47,17 @@ class Floor:
 
     def close(self, table: str) -> tuple[Event, Event]:
         return self.service.close_shoe(DEALER, table)
+
+
+class Dealer:
+    """A dealer seeding a store through the service (the e2e tests' way of dealing)."""
+
+    def __init__(self, store: Store) -> None:
+        self.service, self.who = TableService(store), DEALER
+
+    def open_shoe(self, table: str, shoe: str, rules: str, _by: str,
+                  burn: list[str] | None = None) -> None:
+        self.service.open_shoe(self.who, table, shoe, rules, burn)
+
+    def enter_coup(self, table: str, entry: CoupEntry, _by: str) -> None:
+        self.service.enter_coup(self.who, table, entry)

@@ -10,12 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from roads.analysis import store_roads
 from roads.board import DERIVED, Board
 from roads.board.bulk import SHOE_ROADS, shoe_roads, shoe_roads_arrow
 from roads.engine import deal_batch, shoe_seeds
 from roads.ingest.readers import ReadOptions
 from roads.ingest.run import ingest
-from roads.analysis import store_roads
 from roads.rules import get_rules
 from roads.schema import COUPS, conform
 from roads.simulate import Simulation, write_simulation

@@ -239,8 +239,9 @@ def test_stats_and_check_commands(tmp_path: Path) -> None:
     clean = CliRunner().invoke(main, ["check", "--store", str(store)])
     assert clean.exit_code == 0 and "nothing flagged" in clean.output
     # A shoe dealt twice makes check fail.
-    from roads.store import Store
     from roads.store.parquet import scan
+
+    from roads.store import Store
 
     coups = scan(store, "coups").collect()
     copy = coups.filter(pl.col("shoe_id") == "sim5-0000001").with_columns(

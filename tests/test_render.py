@@ -11,7 +11,14 @@ import pytest
 
 from roads.board import Board, CoupInfo
 from roads.errors import InputError
-from roads.render import road_svg, scoreboard_svg
+from roads.render import (
+    SCREEN_COLUMNS,
+    ask_marks_svg,
+    key_mark_svg,
+    road_svg,
+    scoreboard_svg,
+    screen_road_svg,
+)
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "scoreboard.svg"
 SVG = "{http://www.w3.org/2000/svg}"
@@ -99,3 +106,62 @@ def test_labels_are_escaped_and_translatable() -> None:
     svg = scoreboard_svg(Board.from_outcomes("BPT"), labels={"big_road": "大路 <&>"})
     assert "大路 &lt;&amp;&gt;" in svg
     ET.fromstring(svg)
+
+
+def _attrs(svg: str) -> dict[str, str]:
+    return ET.fromstring(svg).attrib
+
+
+@pytest.mark.parametrize("road", ["bead_plate", "big_road", "big_eye_boy", "small_road",
+                                  "cockroach_pig"])
+def test_screen_road_names_its_newest_column_and_draws_the_whole_shoe(road: str) -> None:
+    board = Board.from_outcomes("BP" * 40)  # 80 coups, each its own Big Road column
+    svg = screen_road_svg(board, road, theme="dark", visible=10)
+    attrs = _attrs(svg)
+    last, columns = int(attrs["data-last"]), int(attrs["data-columns"])
+    if road == "bead_plate":
+        assert last == len(board) // 6  # the next bead's column
+    elif road == "big_road":
+        assert last == 80  # the newest column is 79; either ask opens column 80
+    else:
+        assert last >= max(m.col for m in board.marks(road))
+    assert columns == max(last + 1, SCREEN_COLUMNS)
+    # One unit per cell whatever the road (each road has its own box on a screen).
+    grid = ET.fromstring(svg).find(f"{SVG}g/{SVG}rect")
+    assert grid is not None and grid.get("height") == str(6 * 24)
+    assert grid.get("width") == str(columns * 24)
+    # Without the page's script the initial view is the newest 10 columns.
+    assert attrs["viewBox"] == f"{(last + 1 - 10) * 24} 0 240 144"
+
+
+def test_screen_road_of_a_new_shoe_starts_at_the_left() -> None:
+    attrs = _attrs(screen_road_svg(Board.from_outcomes("BPB"), "big_road"))
+    assert attrs["viewBox"].startswith("0 0 ") and attrs["data-columns"] == str(SCREEN_COLUMNS)
+
+
+def test_ask_marks_show_what_each_derived_road_would_get() -> None:
+    board = Board.from_outcomes("BBPPPBPBB")
+    for outcome in ("B", "P"):
+        root = ET.fromstring(ask_marks_svg(board, outcome, "classic"))
+        colours = board.ask(outcome).colors
+        painted = [e.get("stroke") or e.get("fill") for e in root]
+        expected = ["#d0212b" if colours[r] == "red" else "#1f5fd1" for r in
+                    ("big_eye_boy", "small_road", "cockroach_pig") if colours[r]]
+        assert painted == expected
+
+
+def test_key_marks_differ_by_shape_in_the_colour_blind_theme() -> None:
+    tags = {key: [e.tag.removeprefix(SVG) for e in ET.fromstring(key_mark_svg(key, theme))]
+            for key in ("banker", "player", "tie", "banker_pair", "natural")
+            for theme in ("colorblind",)}
+    assert tags == {"banker": ["circle"], "player": ["rect"], "tie": ["polygon"],
+                    "banker_pair": ["circle", "circle"], "natural": ["polygon"]}
+    classic = {key: [e.tag.removeprefix(SVG) for e in ET.fromstring(key_mark_svg(key, "dark"))]
+               for key in ("banker", "player", "tie")}
+    assert classic == {"banker": ["circle"], "player": ["circle"], "tie": ["circle"]}
+    # The pair dot sits in its side's corner: Banker top-left, Player bottom-right.
+    dots = {key: ET.fromstring(key_mark_svg(key))[1].attrib for key in ("banker_pair",
+                                                                          "player_pair")}
+    assert float(dots["banker_pair"]["cx"]) < 12 < float(dots["player_pair"]["cx"])
+    with pytest.raises(ValueError, match="no key mark"):
+        key_mark_svg("coup")

@@ -12,6 +12,25 @@
   const theme = root.dataset.theme;
   let shown = -1, socket = null, delay = 250, watchdog = null, askTimer = null;
 
+  // Each road is drawn with the whole shoe; show the newest columns that fit its box at
+  // square cells (width filled exactly, never taller than the box).
+  function fit() {
+    body.querySelectorAll("svg.road-svg").forEach((svg) => {
+      const box = svg.parentElement;
+      const w = box.clientWidth, h = box.clientHeight;
+      if (!w || !h) return;
+      const unit = Number(svg.dataset.cell), rows = Number(svg.dataset.rows);
+      const drawn = Number(svg.dataset.columns), last = Number(svg.dataset.last);
+      const columns = Math.min(drawn, Math.max(1, Math.ceil(w / (h / rows) - 0.001)));
+      const cell = Math.min(w / columns, h / rows);
+      const first = Math.max(0, last + 1 - columns);
+      svg.setAttribute("viewBox", `${first * unit} 0 ${columns * unit} ${rows * unit}`);
+      svg.style.width = `${columns * cell}px`;
+      svg.style.height = `${rows * cell}px`;
+    });
+  }
+  new ResizeObserver(fit).observe(root);
+
   function ask(outcome) {
     root.classList.remove("asking-b", "asking-p");
     void root.offsetWidth; // restart the blink
@@ -39,6 +58,7 @@
         if (msg.seq < shown) return;
         shown = msg.seq;
         body.innerHTML = msg.html;
+        fit();
         root.dataset.sent = String(msg.sent);
         root.dataset.seq = String(msg.seq);
         root.dataset.status = msg.status;

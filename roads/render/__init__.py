@@ -1,6 +1,15 @@
 """The one SVG renderer of roads and scoreboards (screens and reports alike)."""
 
-from roads.render.svg import DEFAULT_LABELS, road_svg, scoreboard_svg
+from roads.render.svg import (
+    DEFAULT_LABELS,
+    SCREEN_COLUMNS,
+    ask_marks_svg,
+    key_mark_svg,
+    road_svg,
+    scoreboard_svg,
+    screen_road_svg,
+)
 from roads.render.themes import THEMES, Theme, get_theme
 
-__all__ = ["DEFAULT_LABELS", "THEMES", "Theme", "get_theme", "road_svg", "scoreboard_svg"]
+__all__ = ["DEFAULT_LABELS", "SCREEN_COLUMNS", "THEMES", "Theme", "ask_marks_svg", "get_theme",
+           "key_mark_svg", "road_svg", "scoreboard_svg", "screen_road_svg"]

@@ -28,6 +28,7 @@ DEFAULT_LABELS: dict[str, str] = {
     "banker_pair": "B pair", "player_pair": "P pair", "natural": "Natural",
     "coup": "Coup", "ask_banker": "B?", "ask_player": "P?",
 }
+_OUTCOME_OF = {"banker": "B", "player": "P", "tie": "T"}
 _BLINK = '<animate attributeName="opacity" values="1;0.15;1" dur="1s" repeatCount="indefinite"/>'
 
 
@@ -260,9 +261,24 @@ def road_svg(board: Board, road: str, *, theme: str = "classic", window: int | N
     return _document(frame.width, frame.height, t, body)
 
 
+def _grid_tiles(frame: _Frame, theme: Theme, road: str) -> str:
+    """The grid as one tiled pattern: what a screen road's 70-odd columns of lines would
+    otherwise cost in markup (half the screen's message) for the same picture."""
+    c = _f(frame.cell)
+    return (f'<defs><pattern id="cells-{road}" width="{c}" height="{c}" '
+            f'patternUnits="userSpaceOnUse"><path d="M {c} 0 L 0 0 0 {c}" fill="none" '
+            f'stroke="{theme.grid}" stroke-width="1"/></pattern></defs>'
+            f'<rect x="{_f(frame.x)}" y="{_f(frame.y)}" width="{_f(frame.width)}" '
+            f'height="{_f(frame.height)}" fill="{theme.background}" stroke="{theme.grid}"/>'
+            f'<rect x="{_f(frame.x)}" y="{_f(frame.y)}" width="{_f(frame.width)}" '
+            f'height="{_f(frame.height)}" fill="url(#cells-{road})"/>')
+
+
 def _road_body(board: Board, road: str, frame: _Frame, theme: Theme,
-               labels: Mapping[str, str], bead_text: str, ask: str | None) -> str:
-    parts = [f'<g class="road {road}">', _grid(frame, theme)]
+               labels: Mapping[str, str], bead_text: str, ask: str | None,
+               tiled: bool = False) -> str:
+    grid = _grid_tiles(frame, theme, road) if tiled else _grid(frame, theme)
+    parts = [f'<g class="road {road}">', grid]
     if road == "bead_plate":
         parts.append(_bead(board, frame, theme, labels, bead_text))
     elif road == "big_road":
@@ -282,25 +298,29 @@ def _document(width: float, height: float, theme: Theme, body: str) -> str:
             f'<rect width="100%" height="100%" fill="{theme.panel}"/>{body}</svg>')
 
 
+def _ask_marks(board: Board, outcome: str, x: float, cy: float, step: float, cell: float,
+               theme: Theme) -> str:
+    """The three derived roads' marks if the next coup were ``outcome`` (blank where none)."""
+    a = board.ask(outcome)  # type: ignore[arg-type]
+    return "".join(_derived_mark(road, colour, x + i * step, cy, cell, theme)
+                   for i, road in enumerate(DERIVED)
+                   if (colour := a.colors[road]) is not None)
+
+
 def _ask_box(board: Board, outcome: str, x: float, y: float, cell: float, theme: Theme,
              labels: Mapping[str, str]) -> str:
     """A "B?"/"P?" box: the label, then the three predicted marks (blank where none)."""
-    a = board.ask(outcome)  # type: ignore[arg-type]
     w, h = cell * 4.5, cell * 1.3
-    out = [f'<g class="ask-box ask-{outcome.lower()}">',
-           f'<rect x="{_f(x)}" y="{_f(y)}" width="{_f(w)}" height="{_f(h)}" rx="{_f(cell * 0.2)}" '
-           f'fill="{theme.background}" stroke="{_outcome_colour(theme, outcome)}" '
-           f'stroke-width="2"/>',
-           _text(x + cell * 0.75, y + h / 2,
-                 labels["ask_banker" if outcome == "B" else "ask_player"],
-                 cell * 0.6, _outcome_colour(theme, outcome), weight="bold")]
-    for i, road in enumerate(DERIVED):
-        colour = a.colors[road]
-        if colour is not None:
-            out.append(_derived_mark(road, colour, x + cell * (1.9 + i * 0.95), y + h / 2,
-                                     cell * 0.8, theme))
-    out.append("</g>")
-    return "".join(out)
+    return "".join([
+        f'<g class="ask-box ask-{outcome.lower()}">',
+        f'<rect x="{_f(x)}" y="{_f(y)}" width="{_f(w)}" height="{_f(h)}" rx="{_f(cell * 0.2)}" '
+        f'fill="{theme.background}" stroke="{_outcome_colour(theme, outcome)}" '
+        f'stroke-width="2"/>',
+        _text(x + cell * 0.75, y + h / 2,
+              labels["ask_banker" if outcome == "B" else "ask_player"],
+              cell * 0.6, _outcome_colour(theme, outcome), weight="bold"),
+        _ask_marks(board, outcome, x + cell * 1.9, y + h / 2, cell * 0.95, cell * 0.8, theme),
+        "</g>"])
 
 
 def scoreboard_svg(board: Board, *, theme: str = "classic", window: int | None = None,
@@ -361,3 +381,74 @@ def scoreboard_svg(board: Board, *, theme: str = "classic", window: int | None =
     parts.append(_ask_box(board, "P", bead.x, box_y + cell * 1.6, cell, t, lab))
     total_h = max(total_h, box_y + cell * 3.2 + pad)
     return _document(total_w, total_h, t, "".join(parts))
+
+
+#: Columns every screen road is drawn with at least: empty grid for the widest screen's box.
+SCREEN_COLUMNS = 72
+
+
+def _newest_column(board: Board, road: str) -> int:
+    """The rightmost column a screen must show: the next bead's column on the Bead Plate,
+    the newest cell or hypothetical (ask) cell elsewhere."""
+    if road == "bead_plate":
+        return len(board) // ROWS
+    return _last_column(board, road, True)
+
+
+def screen_road_svg(board: Board, road: str, *, theme: str = "dark",
+                    labels: Mapping[str, str] | None = None, ask: str | None = "both",
+                    visible: int = 24, min_columns: int = SCREEN_COLUMNS) -> str:
+    """One road for a screen that decides itself how many columns fit.
+
+    A screen gives each road its own box, so every road (derived ones too) is drawn at
+    ``CELL`` units per cell, with every column of the shoe plus empty grid up to
+    ``min_columns``. ``data-last`` is the newest column and ``data-columns`` the drawn
+    ones: the page's script sets the viewBox to the newest columns that fit the box at
+    square cells. The initial viewBox shows the newest ``visible`` columns (no script).
+    """
+    t = get_theme(theme)
+    lab = {**DEFAULT_LABELS, **(labels or {})}
+    last = _newest_column(board, road)
+    frame = _Frame(0, 0, CELL, 0, max(last + 1, min_columns))
+    shown = min(visible, frame.columns)
+    first = max(0, last + 1 - shown)
+    body = _road_body(board, road, frame, t, lab, "outcome", ask, tiled=True)
+    name = escape(lab[road], {'"': "&quot;"})
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" class="road-svg" '
+            f'viewBox="{_f(first * CELL)} 0 {_f(shown * CELL)} {_f(frame.height)}" '
+            f'preserveAspectRatio="xMinYMin meet" data-cell="{CELL}" data-rows="{ROWS}" '
+            f'data-columns="{frame.columns}" data-last="{last}" role="img" '
+            f'aria-label="{name}">{body}</svg>')
+
+
+def ask_marks_svg(board: Board, outcome: str, theme: str = "dark") -> str:
+    """The three marks an ask box shows (Big Eye Boy, Small Road, Cockroach Pig), if the
+    next coup were ``outcome``, as a small standalone SVG of three cells."""
+    t = get_theme(theme)
+    body = _ask_marks(board, outcome, CELL / 2, CELL / 2, CELL * 1.25, CELL, t)
+    width = CELL * (1.25 * (len(DERIVED) - 1) + 1)
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" class="ask-marks" '
+            f'viewBox="0 0 {_f(width)} {CELL}" role="img">{body}</svg>')
+
+
+def key_mark_svg(count: str, theme: str = "dark") -> str:
+    """The key beside a count (``banker``, ``player``, ``tie``, ``banker_pair``,
+    ``player_pair``, ``natural``): the mark that count has on the roads — the Bead Plate's
+    disc (a square or diamond in the colour-blind theme), a pair dot in its corner of a
+    cell (Banker top-left, Player bottom-right), the natural star — as a one-cell SVG."""
+    t = get_theme(theme)
+    c, s = CELL / 2, CELL
+    if count in _OUTCOME_OF:
+        outcome = _OUTCOME_OF[count]
+        mark = _shape(_kind(t, outcome), c, c, s * 0.42, _outcome_colour(t, outcome), True, 0)
+    elif count in ("banker_pair", "player_pair"):
+        corner = -1 if count == "banker_pair" else 1
+        mark = (_shape("circle", c, c, s * 0.36, t.grid, False, s * 0.08)
+                + f'<circle cx="{_f(c + corner * s * 0.27)}" cy="{_f(c + corner * s * 0.27)}" '
+                f'r="{_f(s * 0.17)}" fill="{t.banker if corner < 0 else t.player}"/>')
+    elif count == "natural":
+        mark = _star(c, c, s * 0.46, t.natural)
+    else:
+        raise ValueError(f"no key mark for {count!r}")
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" class="key" viewBox="0 0 {CELL} {CELL}" '
+            f'aria-hidden="true">{mark}</svg>')

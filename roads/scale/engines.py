@@ -18,13 +18,13 @@ from typing import Any
 import polars as pl
 import pyarrow as pa
 
+from roads.analysis import statistics_partial, store_roads
 from roads.board.board import LeadingTies
 from roads.board.bulk import SHOE_ROADS
 from roads.engine import deal_batch, shoe_seeds
 from roads.errors import InputError
 from roads.files import publish, publish_text
 from roads.ingest.engine_batches import batch_tables
-from roads.analysis import statistics_partial, store_roads
 from roads.scale.jobs import (
     RESULT_DDL,
     STATS_ROWS,

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 
 import pytest
 
 from dashboard.config import SiteConfig, TableConfig
 from dashboard.i18n import CATALOGS, LANGUAGES, labels
-from dashboard.screen import card_html, screen_payload
+from dashboard.screen import card_html, screen_payload, theme_style
+from roads.render import THEMES
 from roads.tables import TableState, TableStatus
 from tests.dashboard.conftest import Server
 
@@ -106,3 +108,57 @@ def test_ask_reaches_the_tables_screens(server: Server) -> None:
         assert r.json()["message"] == "asked B? on 1 screens"
         message = json.loads(ws.receive_text())
         assert (message["type"], message["outcome"]) == ("ask", "B")
+
+
+def test_chinese_road_names_are_the_ones_printed_on_boards() -> None:
+    roads = ("big_road", "big_eye_boy", "small_road", "cockroach_pig", "bead_plate")
+    assert [CATALOGS["zh-Hans"][r] for r in roads] == ["大路", "大眼仔", "小路", "曱甴路", "珠盘路"]
+    assert [CATALOGS["zh-Hant"][r] for r in roads] == ["大路", "大眼仔", "小路", "曱甴路", "珠盤路"]
+
+
+@pytest.mark.parametrize("theme", list(THEMES))
+def test_the_whole_screen_takes_its_colours_from_the_theme(theme: str) -> None:
+    html = screen_payload(_open_state("BPPBT"), SITE, "en", theme)["html"]
+    t = THEMES[theme]
+    style = re.search(r'class="screen [^"]*" data-seq="9" style="([^"]*)"', html)
+    assert style is not None
+    assert style.group(1) == theme_style(theme)
+    for colour in (t.banker, t.player, t.tie, t.natural, t.text, t.panel, t.background):
+        assert colour in style.group(1)
+    # The counts' keys are the roads' marks: shapes too in the colour-blind theme.
+    counts = html[html.index('<table class="shares">'):html.index("</table>")]
+    assert ("<rect" in counts) == t.shapes  # Player's key is a square only there
+    assert (t.player in counts) and (t.banker in counts)
+
+
+def test_each_road_is_its_own_svg_fitted_by_the_page() -> None:
+    html = screen_payload(_open_state("BPPBTBBP"), SITE, "en", "dark")["html"]
+    roads = re.findall(r'<section class="road r-(\w+)"><h2>([^<]+)</h2><div class="cells">'
+                       r'<svg [^>]*class="road-svg"', html)
+    assert roads == [("big_road", "Big Road"), ("big_eye_boy", "Big Eye Boy"),
+                     ("small_road", "Small Road"), ("cockroach_pig", "Cockroach Pig"),
+                     ("bead_plate", "Bead Plate")]
+    assert re.findall(r'<span class="ask-label">([^<]+)</span>', html) == [
+        "Banker ask", "Player ask"]
+
+
+@dataclass(frozen=True)
+class _ContractState:
+    """Only the fields of the screen's contract (what the live-table service provides)."""
+
+    table_id: str
+    status: str
+    seq: int
+    shoe_id: str | None
+    shoe_number: int
+    rules: str | None
+    coups: list[dict[str, object]]
+
+
+def test_the_screen_needs_only_the_contract_fields() -> None:
+    state = _ContractState("T1", "open", 12, "S9", 4, "ez-8", [_coup(1, "B"), _coup(2, "T")])
+    payload = screen_payload(state, SITE, "en", "classic")
+    assert {k: payload[k] for k in ("type", "table_id", "seq", "status", "shoe_id", "coups")} \
+        == {"type": "state", "table_id": "T1", "seq": 12, "status": "open", "shoe_id": "S9",
+            "coups": 2}
+    assert "Rules: ez-8" in payload["html"] and "Shoe #4" in payload["html"]

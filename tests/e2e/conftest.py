@@ -37,6 +37,7 @@ class LiveServer:
     root: Path
     port: int
     key: str
+    config: Path | None = None  # a site.toml (casino, tables' names and limits)
     process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -46,8 +47,9 @@ class LiveServer:
     def start(self) -> None:
         self.process = subprocess.Popen(
             [sys.executable, "-c", "from roads.cli import main; main()", "serve", "--store",
-             str(self.root),
-             "--port", str(self.port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+             str(self.root), "--port", str(self.port),
+             *(["--config", str(self.config)] if self.config else [])],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:

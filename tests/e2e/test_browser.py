@@ -8,10 +8,11 @@ from __future__ import annotations
 import re
 
 from playwright.sync_api import Browser, Dialog, Page, expect
-from roads.store.live import CoupEntry, LiveTables
 
+from roads.ingest.entry import CoupEntry
 from roads.store import Store
 from tests.e2e.conftest import PASSWORD, Console, LiveServer, shot
+from tests.floor import Dealer
 
 
 def _screen(browser: Browser, server: LiveServer, console: Console, query: str = "") -> Page:
@@ -63,8 +64,8 @@ def test_screen_resynchronises_after_a_server_restart(browser: Browser,
     live_server.stop()
     expect(page.locator("#connection")).to_be_visible(timeout=10_000)
     # While the server is down, coups keep arriving in the journal (another entry path).
-    store = Store.create(live_server.root)
-    live = LiveTables(store.journal)
+    store = Store.open(live_server.root)
+    live = Dealer(store)
     for outcome in "PPT":
         live.enter_coup("T1", CoupEntry(outcome=outcome), "dealer")
     store.journal.close()

@@ -22,8 +22,8 @@ from roads.stats.randomness import holm, randomness_tests, runs_test
 from roads.stats.report import report
 from roads.stats.sequence import sequence_stats
 from roads.store import Selection, Store
-from tests.floor import Floor
 from roads.tableau import BANKER_DRAWS, PLAYER_STOOD
+from tests.floor import Floor
 
 
 def outcome_frame(shoes: dict[str, str]) -> pl.DataFrame:
