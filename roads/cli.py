@@ -284,7 +284,7 @@ def summary_cmd(store: Path, limit: int, as_json: bool) -> None:
 
     table, total = summary(open_store(store), limit)
     if as_json:
-        _emit_json({"shoes": total, "shown": table.height, "rows": table.to_dicts()})
+        _emit_json(table.to_dicts())
         return
     if table.is_empty():
         click.echo(f"no shoes in {store}")

@@ -139,7 +139,7 @@ def test_simulate_then_summary(tmp_path: Path) -> None:
     text = run("summary", "--store", str(out)).output
     assert "SIM-01" in text and "SIM-02" in text
     empty = run("summary", "--store", str(tmp_path / "nothing"))
-    assert empty.exit_code == 0 and "no shoes" in empty.output
+    assert empty.exit_code == 2 and "no store at" in empty.output
 
 
 def test_simulate_rejects_bad_counts() -> None:
@@ -239,20 +239,23 @@ def test_stats_and_check_commands(tmp_path: Path) -> None:
     clean = CliRunner().invoke(main, ["check", "--store", str(store)])
     assert clean.exit_code == 0 and "nothing flagged" in clean.output
     # A shoe dealt twice makes check fail.
-    from roads.store.parquet import scan
-
     from roads.store import Store
 
-    coups = scan(store, "coups").collect()
-    copy = coups.filter(pl.col("shoe_id") == "sim5-0000001").with_columns(
-        pl.lit("AGAIN").alias("shoe_id"))
-    Store.create(store).append(copy, None, {"source": "import"})
+    coups = Store.open(store).read.coups()
+    copy = tmp_path / "again.csv"
+    coups.filter(pl.col("shoe_id") == "sim5-0000001").select(
+        "table_id", pl.lit("AGAIN").alias("shoe_id"), "coup",
+        pl.col("outcome").cast(pl.String),
+        pl.col("player_cards").cast(pl.List(pl.String)).list.join(" "),
+        pl.col("banker_cards").cast(pl.List(pl.String)).list.join(" ")).write_csv(copy)
+    run("ingest", str(copy), "--store", str(store))
     flagged = CliRunner().invoke(main, ["check", "--store", str(store), "--json"])
     assert flagged.exit_code == 1
     report = json.loads(flagged.output)
     assert report["flagged"] and any(f["check"] == "repeated shoe" for f in report["integrity"])
-    empty = run("stats", "--store", str(tmp_path / "none"))
-    assert "no coups" in empty.output
+    missing = CliRunner().invoke(main, ["stats", "--store", str(tmp_path / "none")])
+    assert missing.exit_code == 2 and "no store at" in missing.output
+    assert not (tmp_path / "none").exists()
 
 
 def test_export_verify_and_keys_commands(tmp_path: Path) -> None:

@@ -12,15 +12,16 @@ from roads.engine import deal_shoe
 from roads.rules import get_rules
 from roads.schema import COUPS, SCHEMA_VERSION, SHOES, SchemaError, conform
 from roads.simulate import Simulation, write_simulation
-from roads.store.parquet import AtomicParquetWriter, file_metadata, scan
+from roads.store import Store
 from roads.tableau import deal_coup
 
 
 def _run(tmp_path: Path, name: str = "a", **kw: object) -> tuple[pl.DataFrame, pl.DataFrame]:
     sim = Simulation(rules=get_rules("standard-8"), shoes=30, seed=99, tables=3,
                      batch_shoes=8, **kw)  # type: ignore[arg-type]
-    write_simulation(sim, tmp_path / name)
-    return (scan(tmp_path / name, "coups").collect(), scan(tmp_path / name, "shoes").collect())
+    store = Store.create(tmp_path / name)
+    write_simulation(sim, store)
+    return store.read.coups(), store.read.shoes().drop("open")
 
 
 def test_canonical_schema_and_contents(tmp_path: Path) -> None:
@@ -70,10 +71,13 @@ def test_rerun_replaces_instead_of_duplicating(tmp_path: Path) -> None:
 
 
 def test_provenance_metadata(tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
     _run(tmp_path)
-    files = sorted((tmp_path / "a" / "coups").glob("part-*.parquet"))
+    files = sorted((tmp_path / "a" / "coups").rglob("part-*.parquet"))
     assert len(files) == 4  # 30 shoes in batches of 8
-    meta = file_metadata(files[0])
+    meta = {k.decode(): v.decode() for k, v in (pq.read_metadata(files[0]).metadata or {}
+                                                 ).items()}
     assert meta["roads.schema_version"] == str(SCHEMA_VERSION)
     assert meta["roads.rules"] == "standard-8"
     assert meta["roads.seed"] == "99"
@@ -81,14 +85,26 @@ def test_provenance_metadata(tmp_path: Path) -> None:
     assert "roads.software_version" in meta
 
 
-def test_crash_mid_write_leaves_no_file(tmp_path: Path) -> None:
-    target = tmp_path / "coups" / "part-x.parquet"
-    frame = pl.DataFrame(schema=COUPS).to_arrow()
-    with pytest.raises(RuntimeError), AtomicParquetWriter(target, "coups", {}) as writer:
-        writer.write(frame)
-        raise RuntimeError("power cut")
-    assert list((tmp_path / "coups").iterdir()) == []
-    assert scan(tmp_path, "coups").collect().height == 0
+def test_a_run_killed_before_its_event_leaves_nothing_visible(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys; from pathlib import Path; from roads.rules import get_rules; "
+            "from roads.simulate import Simulation, write_simulation; "
+            "from roads.store import Store; write_simulation(Simulation(get_rules("
+            "'standard-8'), shoes=40, seed=1, batch_shoes=8), Store.create(Path(sys.argv[1])))")
+    env = {**os.environ, "ROADS_KILL_AT": "store:part-written", "ROADS_KILL_AFTER": "3"}
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "s")], env=env,
+                          timeout=300, check=False)
+    assert done.returncode == -9
+    store = Store.open(tmp_path / "s")
+    assert store.read.coups().is_empty()  # the written parts are invisible...
+    assert any((tmp_path / "s" / "coups").rglob("part-engine-*.parquet"))
+    files, coups = write_simulation(Simulation(get_rules("standard-8"), shoes=40, seed=1,
+                                               batch_shoes=8), store)
+    assert store.read.coups().height == coups  # ...and the next run replaces them, once
+    assert store.info()["problems"] == []
 
 
 def test_conform_casts_and_names_missing_columns() -> None:

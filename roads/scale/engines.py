@@ -70,7 +70,7 @@ def spark_session(options: SparkOptions) -> Any:
 def _spark_failure(exc: Exception) -> InputError:
     """A Spark job failure, reduced to the first line a user needs."""
     text = str(exc)
-    for marker in ("InputError: ", "SchemaError: ", "malformed coups"):
+    for marker in ("StoreReadError: ", "InputError: ", "SchemaError: ", "malformed coups"):
         if marker in text:
             start = text.index(marker) + (len(marker) if marker.endswith(": ") else 0)
             return InputError(text[start:].splitlines()[0])

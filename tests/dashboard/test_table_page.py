@@ -101,7 +101,7 @@ def test_outcome_only_shoes_show_full_shoe_odds_and_say_so() -> None:
 def test_table_body_puts_the_board_beside_the_odds_of_the_live_shoe(server: Server) -> None:
     deal_live(server, "ez-8", 5, 20)
     state = server.ctx.service.table_state("T1")
-    stats = stats_json(server.ctx, state)
+    stats = stats_json(server.ctx, "T1")
     body = table_body("T1", state, stats)
     top = next(c for c in body if getattr(c, "className", "") == "table-top")
     board, panel = top.children
@@ -125,5 +125,5 @@ def test_an_unknown_rule_set_is_said_in_words(server: Server) -> None:
     service.enter_coup(ana, "T1", CoupEntry(outcome="B"))
     state = server.ctx.service.table_state("T1")
     renamed = dataclasses.replace(state, rules="club-6")
-    body = table_body("T1", renamed, stats_json(server.ctx, state))
+    body = table_body("T1", renamed, stats_json(server.ctx, "T1"))
     assert "unknown rule set 'club-6'" in _text(body[1])

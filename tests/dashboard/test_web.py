@@ -74,7 +74,8 @@ def test_viewer_and_auditor_cannot_write(server: Server) -> None:
         assert r.status_code == 403 and "may not enter" in r.json()["detail"]
         page = server.client.get("/operator/T1")
         assert "Not allowed" in page.text
-    assert server.ctx.service.journal.table_head("T1") == server.ctx.service.journal.events("T1")[-1].seq
+    journal = server.ctx.service.journal
+    assert journal.table_head("T1") == journal.events("T1")[-1].seq
     assert not [e for e in server.ctx.service.journal.events("T1") if e.kind == "shoe_opened"]
 
 

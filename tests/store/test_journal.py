@@ -135,11 +135,11 @@ def test_sigkill_mid_write_keeps_every_acknowledged_coup(tmp_path: Path) -> None
     proc.wait()
     journal = Journal(path / "journal.sqlite")
     assert journal.verify().ok
-    stored = [(e.shoe_id, e.payload["coup"]) for e in journal.events()
+    stored = [(e.shoe_id or "", int(e.payload["coup"])) for e in journal.events()
               if e.kind == "coup_entered"]
     assert set(acknowledged) <= set(stored)
-    for shoe in {s for s, _ in stored}:
-        numbers = [c for s, c in stored if s == shoe]
+    for shoe_id in {s for s, _ in stored}:
+        numbers = [c for s, c in stored if s == shoe_id]
         assert numbers == list(range(1, len(numbers) + 1))
     # What the kill interrupted reads back whole: every stored coup, once.
     from roads.store import Store

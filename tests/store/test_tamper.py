@@ -50,7 +50,7 @@ def store(pristine: Path, tmp_path: Path) -> Store:
 
 def _file(store: Store, source: str) -> Path:
     db = store.journal.connection()
-    [path] = [r[0] for r in db.execute(
+    [path] = [str(r[0]) for r in db.execute(
         "SELECT path FROM catalog WHERE tbl = 'coups' AND source = ?", (source,))]
     return store.root / path
 
