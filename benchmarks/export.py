@@ -21,7 +21,7 @@ from datetime import date
 from pathlib import Path
 
 from roads.audit.bundle import Slice, export_bundle
-from roads.store.store import Store
+from roads.store import Store
 
 #: The installed console command, exactly what an officer runs.
 ROADS = Path(sys.executable).with_name("roads")
@@ -42,8 +42,8 @@ def main() -> None:
     try:
         day = work / "day"
         _simulate(day, 10)
-        store = Store(day)
-        table = store.read_coups()["table_id"][0]
+        store = Store.open(day)
+        table = store.read.shoes()["table_id"][0]
         colds = []
         for i in range(3):
             start = time.perf_counter()
@@ -64,8 +64,8 @@ def main() -> None:
 
         big = work / "big"
         _simulate(big, max(1, args.coups // 80))
-        store = Store(big)
-        store.read_coups().head(1)  # warm the reader
+        store = Store.open(big)
+        store.read.shoes().head(1)  # warm the reader
         start = time.perf_counter()
         manifest = export_bundle(store, Slice(start=date(2026, 1, 1), end=date(2100, 1, 1)),
                                  work / "large", "bench")

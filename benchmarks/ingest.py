@@ -23,18 +23,17 @@ import polars as pl
 from roads.ingest.fastcsv import parse_csv
 from roads.ingest.readers import ReadOptions
 from roads.ingest.run import ingest
-from roads.store.parquet import scan
 from roads.rules import get_rules
 from roads.simulate import Simulation, write_simulation
-from roads.store.store import Store
+from roads.store import Store
 
 
 def card_level_csv(coups: int, path: Path) -> int:
     """A realistic export: table, shoe, hand number, cards as "9h 4s", result, totals, time."""
     tmp = path.parent / "sim"
     write_simulation(Simulation(get_rules("standard-8"), shoes=coups // 81 + 1, seed=21,
-                                tables=20), tmp)
-    frame = scan(tmp, "coups").collect().head(coups)
+                                tables=20), Store.create(tmp))
+    frame = Store.open(tmp).read.coups().head(coups)
     frame.select(
         pl.col("table_id").alias("Table"), pl.col("shoe_id").alias("Shoe"),
         pl.col("coup").alias("Hand"),
@@ -54,7 +53,7 @@ def _timed(source: Path, work: Path, name: str) -> tuple[float, list[float], dic
     runs = []
     result = None
     for i in range(3):  # a new store each time: every run does the whole work
-        store = Store(work / f"{name}{i}")
+        store = Store.create(work / f"{name}{i}")
         start = time.perf_counter()
         result = ingest([source], store, ReadOptions(), get_rules("standard-8"))
         runs.append(time.perf_counter() - start)
@@ -78,7 +77,7 @@ def main() -> None:
         warm.write_text("table,shoe,coup,player_cards,banker_cards,time\n"
                         "W,S,1,9h Kd,5s 2c,2026-01-01T00:00:00Z\n")
         start = time.perf_counter()
-        ingest([warm], Store(work / "warm"), ReadOptions(), get_rules("standard-8"))
+        ingest([warm], Store.create(work / "warm"), ReadOptions(), get_rules("standard-8"))
         cold = time.perf_counter() - start  # loading the compiled kernels, once per process
         assert parse_csv(source, ReadOptions()).parsed is not None  # the clean-CSV front end
         ours, runs, report = _timed(source, work, "store")

@@ -25,12 +25,13 @@ from pathlib import Path
 
 import numpy as np
 
+from roads.analysis import store_roads
 from roads.board import DERIVED, Board
 from roads.board import kernel as k
-from roads.board.bulk import store_roads
 from roads.engine import deal_batch, shoe_seeds
 from roads.rules import get_rules
 from roads.simulate import Simulation, write_simulation
+from roads.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
 PEER_VENV = ROOT / ".bench-venv"
@@ -101,11 +102,12 @@ def bulk(coups_target: int) -> tuple[float, int]:
     out = Path(tempfile.mkdtemp(prefix="roads-bench-"))
     try:
         shoes = coups_target // 80 + 1
+        store = Store.create(out)
         write_simulation(Simulation(get_rules("standard-8"), shoes=shoes, seed=9, tables=40),
-                         out)
-        store_roads(out)  # warm: compile
+                         store)
+        store_roads(store)  # warm: compile
         start = time.perf_counter()
-        result = store_roads(out)
+        result = store_roads(store)
         elapsed = time.perf_counter() - start
         coups = int(result["coups"].sum())
         return coups / elapsed, coups

@@ -17,6 +17,7 @@ from pathlib import Path
 from roads.rules import get_rules
 from roads.scale import engines as e
 from roads.simulate import Simulation
+from roads.store import Store
 
 
 def timed(label: str, func: object, runs: int = 1) -> float:
@@ -38,23 +39,24 @@ def main() -> None:
     options = e.SparkOptions("local[2]", partitions=2)  # one task per core
     try:
         sim = Simulation(get_rules("standard-8"), shoes=coups // 81 + 1, seed=8, tables=40)
-        e.simulate_local(sim, work / "data")
+        data, warm = Store.create(work / "data"), Store.create(work / "warm")
+        e.simulate_local(sim, data)
         spark = e.spark_session(options)
         # Warm-up: JVM, and one Python worker per core with its kernels loaded (four part
         # files, so that both tasks run). A real cluster pays this once per executor.
         small = Simulation(get_rules("standard-8"), shoes=200, seed=1, batch_shoes=50)
-        e.simulate_local(small, work / "warm")
+        e.simulate_local(small, warm)
         timed("warm-up (new Spark workers: imports, compiled kernels)", lambda: (
-            e.roads_spark(work / "warm", work / "w", "first-cell", options),
-            e.stats_spark(work / "warm", work / "w", 0.99, options)))
+            e.roads_spark(warm, work / "w", "first-cell", options),
+            e.stats_spark(warm, work / "w", 0.99, options)))
         print(f"dataset: {sim.shoes:,} shoes (~{coups:,} coups)")
-        local_roads = timed("roads, local", lambda: e.roads_local(work / "data", work / "l",
+        local_roads = timed("roads, local", lambda: e.roads_local(data, work / "l",
                                                                   "first-cell"), 3)
-        spark_roads = timed("roads, spark", lambda: e.roads_spark(work / "data", work / "s",
+        spark_roads = timed("roads, spark", lambda: e.roads_spark(data, work / "s",
                                                                   "first-cell", options), 3)
-        local_stats = timed("stats, local", lambda: e.stats_local(work / "data", work / "l",
+        local_stats = timed("stats, local", lambda: e.stats_local(data, work / "l",
                                                                   0.99), 3)
-        spark_stats = timed("stats, spark", lambda: e.stats_spark(work / "data", work / "s",
+        spark_stats = timed("stats, spark", lambda: e.stats_spark(data, work / "s",
                                                                   0.99, options), 3)
         print(f"Spark / local: roads {spark_roads / local_roads:.1f}x, statistics "
               f"{spark_stats / local_stats:.1f}x, both "
@@ -63,9 +65,10 @@ def main() -> None:
         # starting a job (printed below) does not stand in for its dealing speed.
         shoes = 200_000
         run = Simulation(get_rules("standard-8"), shoes=shoes, seed=5, tables=10)
-        local_sim = timed("simulate, local", lambda: e.simulate_local(run, work / "sl"))
-        spark_sim = timed("simulate, spark", lambda: e.simulate_spark(run, work / "ss",
-                                                                      options))
+        local_sim = timed("simulate, local",
+                          lambda: e.simulate_local(run, Store.create(work / "sl")))
+        spark_sim = timed("simulate, spark",
+                          lambda: e.simulate_spark(run, Store.create(work / "ss"), options))
         print(f"simulation per core (2 cores each): local {shoes / local_sim / 2:,.0f} "
               f"shoes/s, spark {shoes / spark_sim / 2:,.0f} shoes/s -> "
               f"{spark_sim / local_sim:.1f}x slower")

@@ -41,7 +41,7 @@ from playwright.sync_api import sync_playwright
 from roads.auth import Auth
 from roads.engine import deal_shoe
 from roads.rules import get_rules
-from roads.store.store import Store
+from roads.store import Store
 from tests.e2e.conftest import ARGS, CHROMIUM, free_port
 
 RECORDER = """
@@ -178,7 +178,7 @@ def main() -> None:
     args = parser.parse_args()
 
     root = Path(tempfile.mkdtemp(prefix="roads-screens-")) / "store"
-    store = Store(root)
+    store = Store.create(root)
     auth = Auth(root, store.journal)
     tables = [f"T{i:02d}" for i in range(1, args.tables + 1)]
     keys = {t: auth.issue_key(t) for t in tables}

@@ -17,6 +17,7 @@ from pathlib import Path
 from roads.engine import deal_batch, shoe_seeds
 from roads.rules import get_rules
 from roads.simulate import Simulation, write_simulation
+from roads.store import Store
 
 
 def in_memory(shoes: int, batch: int = 8192) -> float:
@@ -33,9 +34,10 @@ def to_parquet(shoes: int) -> tuple[float, int]:
     rules = get_rules("standard-8")
     out = Path(tempfile.mkdtemp(prefix="roads-bench-"))
     try:
-        write_simulation(Simulation(rules, shoes=200, seed=1), out / "warm")
+        write_simulation(Simulation(rules, shoes=200, seed=1), Store.create(out / "warm"))
+        run = Store.create(out / "run")
         start = time.perf_counter()
-        _, coups = write_simulation(Simulation(rules, shoes=shoes, seed=5, tables=8), out / "run")
+        _, coups = write_simulation(Simulation(rules, shoes=shoes, seed=5, tables=8), run)
         elapsed = time.perf_counter() - start
         size = sum(f.stat().st_size for f in (out / "run").rglob("*.parquet"))
         return coups / elapsed, size

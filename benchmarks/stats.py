@@ -14,28 +14,28 @@ import tempfile
 import time
 from pathlib import Path
 
-from roads.store.parquet import scan
+from roads.analysis import statistics as store_statistics
 from roads.rules import get_rules
 from roads.simulate import Simulation, write_simulation
 from roads.stats.odds_series import odds_series
-from roads.stats.randomness import randomness_tests
-from roads.stats.report import report, store_report
 from roads.stats.partials import finalize, partial
-from roads.store.store import Store
+from roads.stats.randomness import randomness_tests
+from roads.stats.report import report
+from roads.store import Store
 
 
 def main() -> None:
     coups_target = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000_000
     work = Path(tempfile.mkdtemp(prefix="roads-stats-"))
     try:
+        store = Store.create(work)
         write_simulation(Simulation(get_rules("standard-8"), shoes=coups_target // 80 + 1,
-                                    seed=13, tables=40), work)
-        shoes = scan(work, "shoes").collect()
-        small = scan(work, "coups").head(5000).collect()
-        report(small, shoes)  # load the compiled kernels once
+                                    seed=13, tables=40), store)
+        shoes = store.read.shoes()
         start = time.perf_counter()
-        coups = scan(work, "coups").collect()
+        coups = store.read.coups()
         read = time.perf_counter() - start
+        report(coups.head(5000), shoes)  # load the compiled kernels once
         computed = float("inf")
         for _ in range(3):  # best of three: the machine has two cores and other work
             start = time.perf_counter()
@@ -51,9 +51,9 @@ def main() -> None:
         runs = []
         for _ in range(3):
             start = time.perf_counter()
-            fast = store_report(Store(work))
+            fast = store_statistics(store, integrity=False)
             runs.append(time.perf_counter() - start)
-            assert fast is not None and fast["statistics"]["coups"] == n
+            assert fast["statistics"]["coups"] == n
         stored = statistics.median(runs)
         print(f"the same from the store, files read two at a time beside the computation: "
               f"{n / stored / 1e6:.1f} M coups/s (median of 3: {stored:.2f} s; slowest "

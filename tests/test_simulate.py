@@ -101,7 +101,7 @@ def test_a_run_killed_before_its_event_leaves_nothing_visible(tmp_path: Path) ->
     store = Store.open(tmp_path / "s")
     assert store.read.coups().is_empty()  # the written parts are invisible...
     assert any((tmp_path / "s" / "coups").rglob("part-engine-*.parquet"))
-    files, coups = write_simulation(Simulation(get_rules("standard-8"), shoes=40, seed=1,
+    _, coups = write_simulation(Simulation(get_rules("standard-8"), shoes=40, seed=1,
                                                batch_shoes=8), store)
     assert store.read.coups().height == coups  # ...and the next run replaces them, once
     assert store.info()["problems"] == []

@@ -64,6 +64,6 @@ def test_backdated_data_cannot_be_purged_before_its_journal_time_ages(tmp_path: 
     today: an old date on a record never lets it be deleted early."""
     store = _old_import(tmp_path)
     soon = datetime.now(UTC).date() + timedelta(days=5 * 365 - 30)
-    with pytest.raises(InputError, match="journaled on .* inside the nevada retention"):
+    with pytest.raises(InputError, match=r"journaled on .* inside the nevada retention"):
         purge(store, date(2026, 2, 1), "admin", "nevada", today=soon)
     assert store.read.coups().height == 2
