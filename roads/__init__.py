@@ -1,6 +1,7 @@
 """Baccarat Roads: shoe engine, exact odds, canonical coup schema, roads and statistics."""
 
 __version__ = "0.1.0"
+__all__ = ["__version__"]
 
 from roads import cache  # (after __version__, which it reads)
 

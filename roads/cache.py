@@ -53,3 +53,20 @@ def configure() -> None:
     numba = sys.modules.get("numba")
     if numba is not None:
         numba.config.CACHE_LOCATOR_CLASSES = os.environ[_NUMBA_ENV]
+
+
+def save_arrays(path: Path, **arrays: object) -> None:
+    """Keep precomputed arrays in the cache (``.npz``), whole or not at all: written under
+    a temporary name, then renamed (a reader never sees half a table)."""
+    import uuid
+
+    import numpy as np
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".tmp-{uuid.uuid4().hex}-{path.name}"
+    try:
+        with tmp.open("wb") as fh:
+            np.savez(fh, **arrays)  # type: ignore[arg-type]
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)

@@ -139,14 +139,10 @@ def _groups() -> _Groups:
 
 
 def _save_groups(path: Path, factor_index: np.ndarray, coefs_t: np.ndarray) -> None:
-    from roads.files import publish
-
-    def write(tmp: Path) -> None:
-        with tmp.open("wb") as fh:
-            np.savez(fh, factor_index=factor_index, coefs_t=coefs_t)
+    from roads.cache import save_arrays
 
     with contextlib.suppress(OSError):  # a read-only cache: computed again next time
-        publish(path, write)
+        save_arrays(path, factor_index=factor_index, coefs_t=coefs_t)
 
 
 def _enumerate_groups() -> tuple[np.ndarray, np.ndarray]:

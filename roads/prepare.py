@@ -61,8 +61,9 @@ def roads(*argv: str) -> str:
 
 
 def _stored_coups(sim: Path) -> pl.DataFrame:
-    files = sorted((sim / "coups").rglob("*.parquet"))
-    return pl.read_parquet(files).sort("table_id", "shoe_id", "coup")
+    from roads.store import Store
+
+    return Store.open(sim).read.coups()
 
 
 def _odds(work: Path) -> None:

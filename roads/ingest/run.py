@@ -36,7 +36,7 @@ from roads.ingest.validate import QUARANTINE_SCHEMA, Parsed, check, parse_staged
 from roads.rules import RuleSet
 from roads.schema import CONTENT, COUP_KEY, SHOE_KEY, SHOES, conform, same_content
 from roads.store import Store, Written
-from roads.store.faults import point
+from roads.faults import point
 
 CONFLICT = "conflicts with the stored coup (different content)"
 LIVE_SHOE = "the shoe is a live shoe of the journal (open or sealed); an import never adds to it"

@@ -42,7 +42,8 @@ import polars as pl
 from roads.errors import InputError
 from roads.files import fsync_dir, publish_text, temporary_name
 from roads.schema import SCHEMA_VERSION, SHOE_KEY, conform, provenance, shoe_runs
-from roads.store import catalog, checkpoint, faults
+from roads import faults
+from roads.store import catalog, checkpoint
 from roads.store.catalog import UNDATED, FileEntry
 from roads.store.digest import table_digest
 from roads.store.journal import SYSTEM, Event, Journal
