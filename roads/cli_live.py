@@ -89,11 +89,11 @@ def serve_cmd(store: Path, host: str, port: int, config_path: Path | None, demo:
     source = click.get_current_context().get_parameter_source("store")
     if demo and source is not None and source.name == "DEFAULT":
         store = DEMO_STORE
-    _port_free(host, port)
+    if not demo:
+        open_store(store)  # a read: a mistyped path is an error, and nothing is made
+    _port_free(host, port)  # before anything is written
     if demo:
         _demo_store(store)
-    else:
-        open_store(store)
     app, ctx = create_app(store, site, create=False)
     if demo:
         tables = [f"T{i:02d}" for i in range(1, demo_tables + 1)]
