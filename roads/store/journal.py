@@ -31,7 +31,8 @@ GENESIS = "0" * 64
 KINDS = ("shoe_opened", "coup_entered", "coup_voided", "coup_amended", "shoe_closed",
          "shoe_sealed", "data_purged", "data_exported", "table_closed", "correction_requested",
          "correction_rejected", "user_added", "user_changed", "api_key_issued", "login",
-         "login_failed", "logout")
+         "login_failed", "logout", "login_refused", "token_issued", "token_revoked",
+         "api_key_revoked")
 #: The ``table_id`` of events that concern no table (logins, user changes).
 SYSTEM = "*"
 
