@@ -94,7 +94,7 @@ class Limits(BaseModel):
     header_seconds: Annotated[float, Field(gt=0, le=300)] = 10.0
     body_seconds: Annotated[float, Field(gt=0, le=300)] = 10.0
     #: An idle kept-alive connection is closed after this.
-    keep_alive_seconds: Annotated[float, Field(gt=0, le=300)] = 5.0
+    keep_alive_seconds: Annotated[int, Field(ge=1, le=300)] = 5
     #: Password hashing: threads, and attempts allowed to wait for one.
     login_workers: Annotated[int, Field(ge=1, le=8)] = 2
     login_queue: Annotated[int, Field(ge=0, le=256)] = 16

@@ -25,9 +25,10 @@ from starlette.concurrency import run_in_threadpool
 
 from dashboard.context import Context
 from dashboard.i18n import LANGUAGES, labels, language
+from dashboard.limits import SESSION_COOKIE, LoginBusy, LoginGate, json_object
 from roads.audit.bundle import Slice, export_bundle
 from roads.audit.trail import audit_trail
-from roads.auth import AuthError, Session
+from roads.auth import AuthError, RateLimited, Session
 from roads.board import Board
 from roads.errors import InputError
 from roads.render.themes import THEMES
@@ -43,8 +44,8 @@ from roads.store.live import (
 )
 from roads.store.tables import table_state
 
-SESSION_COOKIE = "roads_session"
 LOGIN_COOKIE = "roads_login_csrf"
+LOGIN_FIELDS = 8
 
 
 def _page(title: str, body: str, css: str = "app.css", script: str = "") -> HTMLResponse:
@@ -57,6 +58,18 @@ def _page(title: str, body: str, css: str = "app.css", script: str = "") -> HTML
         headers={"Cache-Control": "no-store", "X-Frame-Options": "DENY",
                  "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; "
                                             "style-src 'self' 'unsafe-inline'"})
+
+
+def login_fields(body: bytes) -> dict[str, str]:
+    """The login form's fields; 400 naming the problem for a body that is not a form."""
+    try:
+        pairs = parse_qs(body.decode("utf-8"), max_num_fields=LOGIN_FIELDS, errors="strict")
+    except UnicodeDecodeError:
+        raise HTTPException(400, "the login form is not UTF-8 text") from None
+    except ValueError:
+        raise HTTPException(400, f"the login form has more than {LOGIN_FIELDS} fields"
+                            ) from None
+    return {k: v[0] for k, v in pairs.items()}
 
 
 def _session(ctx: Context, request: Request) -> Session | None:
@@ -134,8 +147,11 @@ def web_router(ctx: Context) -> APIRouter:
         return FileResponse(ctx.site.logo)
 
     # -- login ------------------------------------------------------------------------------
-    @router.get("/login")
-    def login_form(next: str = "/", error: str = "") -> HTMLResponse:
+    gate = LoginGate(ctx.site.limits.login_workers, ctx.site.limits.login_queue)
+    secure = ctx.site.https
+
+    def login_page(next: str, error: str = "", status: int = 200,
+                   retry_after: int | None = None) -> HTMLResponse:
         token = secrets.token_urlsafe(24)
         note = f'<p class="error" role="alert">{escape(error)}</p>' if error else ""
         page = _page("Log in", (
@@ -147,12 +163,20 @@ def web_router(ctx: Context) -> APIRouter:
             f'</label><label>Password <input name="password" type="password" '
             f'autocomplete="current-password" required></label>'
             f'<button type="submit">Log in</button></form></main>'))
-        page.set_cookie(LOGIN_COOKIE, token, httponly=True, samesite="strict", path="/login")
+        page.status_code = status
+        if retry_after is not None:
+            page.headers["Retry-After"] = str(retry_after)
+        page.set_cookie(LOGIN_COOKIE, token, httponly=True, samesite="strict", path="/login",
+                        secure=secure)
         return page
+
+    @router.get("/login")
+    def login_form(next: str = "/", error: str = "") -> HTMLResponse:
+        return login_page(next, error)
 
     @router.post("/login")
     async def login(request: Request) -> Response:
-        form = {k: v[0] for k, v in parse_qs((await request.body()).decode()).items()}
+        form = login_fields(await request.body())
         target = form.get("next", "/")
         if not target.startswith("/") or target.startswith("//"):
             target = "/"  # no open redirects
@@ -161,17 +185,23 @@ def web_router(ctx: Context) -> APIRouter:
             return RedirectResponse(f"/login?next={quote(target)}&error="
                                     + quote("The form expired; please try again."), 303)
         address = request.client.host if request.client else ""
+        user, password = form.get("user", ""), form.get("password", "")
         try:
-            token, session = ctx.auth.login(form.get("user", ""), form.get("password", ""),
-                                            address)
-        except AuthError as exc:  # wrong credentials, or RateLimited
+            token, session = await gate.run(address, lambda: ctx.auth.login(user, password,
+                                                                            address))
+        except RateLimited as exc:
+            return login_page(target, str(exc), 429, exc.retry_after)
+        except LoginBusy as exc:
+            return login_page(target, str(exc), 503, 1)
+        except AuthError as exc:  # wrong credentials
             return RedirectResponse(f"/login?next={quote(target)}&error={quote(str(exc))}",
                                     303)
         response = RedirectResponse(target, 303)
         response.set_cookie(SESSION_COOKIE, token, httponly=True, samesite="strict",
-                            max_age=int((session.expires_at - datetime.now(UTC))
-                                        .total_seconds()))
-        response.delete_cookie(LOGIN_COOKIE, path="/login")
+                            secure=secure, max_age=int((session.expires_at - datetime.now(UTC))
+                                                       .total_seconds()))
+        response.delete_cookie(LOGIN_COOKIE, path="/login", secure=secure, httponly=True,
+                               samesite="strict")
         return response
 
     @router.post("/logout")
@@ -179,7 +209,7 @@ def web_router(ctx: Context) -> APIRouter:
         session = _require(ctx, request, "read")
         ctx.auth.logout(request.cookies.get(SESSION_COOKIE, ""))
         response = JSONResponse({"user": session.user, "logged_out": True})
-        response.delete_cookie(SESSION_COOKIE)
+        response.delete_cookie(SESSION_COOKIE, secure=secure, httponly=True, samesite="strict")
         return response
 
     # -- operator entry ---------------------------------------------------------------------
@@ -205,9 +235,10 @@ def web_router(ctx: Context) -> APIRouter:
 
     @router.post("/operator/{table_id}/action")
     async def action(request: Request, table_id: str) -> dict[str, Any]:
-        data = await request.json()
-        if not isinstance(data, dict):
-            raise HTTPException(422, "expected a JSON object")
+        try:
+            data = json_object(await request.body(), "the action")
+        except ValueError as exc:
+            raise HTTPException(400, str(exc)) from None
         kind = str(data.get("action", ""))
         permission = {"coup": "enter", "open_shoe": "enter", "close_shoe": "enter",
                       "close_table": "enter", "ask": "enter", "preview": "enter",

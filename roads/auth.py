@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypedDict
 
 from roads.logins import AuthError, LoginGuard, LoginLimits, RateLimited, recorded_name
 from roads.store.journal import SYSTEM, Journal, thread_connection
@@ -63,6 +63,18 @@ CREATE TABLE IF NOT EXISTS tokens (
     created_by TEXT, created_at TEXT NOT NULL, expires_at TEXT NOT NULL,
     revoked INTEGER NOT NULL DEFAULT 0);
 """
+
+
+class Credential(TypedDict):
+    """An issued API key (``belongs_to`` its table) or personal token (to its user)."""
+
+    kind: Literal["key", "token"]
+    id: str
+    belongs_to: str
+    created_by: str
+    created_at: str
+    expires_at: str  # "" for keys: they last until revoked
+    revoked: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -329,15 +341,15 @@ class Auth:
                             {"user": token[0], "token_id": key_id}, by)
         return "token"
 
-    def credentials(self) -> list[dict[str, str | bool]]:
+    def credentials(self) -> list[Credential]:
         """Every key and token ever issued (ids, never secrets), newest first."""
         rows = self._db().execute(
             "SELECT 'key', key_id, table_id, created_by, created_at, '', revoked FROM api_keys "
             "UNION ALL SELECT 'token', token_id, name, created_by, created_at, expires_at, "
             "revoked FROM tokens ORDER BY 5 DESC").fetchall()
-        return [{"kind": r[0], "id": r[1], "for": r[2], "created_by": r[3] or "",
-                 "created_at": r[4], "expires_at": r[5], "revoked": bool(r[6])} for r in rows]
+        return [Credential(kind=r[0], id=r[1], belongs_to=r[2], created_by=r[3] or "",
+                           created_at=r[4], expires_at=r[5], revoked=bool(r[6])) for r in rows]
 
 
-__all__ = ["PERMISSIONS", "ROLES", "Auth", "AuthError", "LoginLimits", "RateLimited",
+__all__ = ["PERMISSIONS", "ROLES", "Auth", "AuthError", "Credential", "LoginLimits", "RateLimited",
            "Session", "credential_kind", "hash_password"]
