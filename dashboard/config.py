@@ -90,6 +90,8 @@ class Limits(BaseModel):
     form_body_bytes: Annotated[int, Field(ge=512, le=1 << 20)] = 4 * 1024
     #: Dash callbacks of the dashboard pages.
     page_body_bytes: Annotated[int, Field(ge=4096, le=16 << 20)] = 256 * 1024
+    #: A request's headers may be this large.
+    header_bytes: Annotated[int, Field(ge=4096, le=1 << 20)] = 16 * 1024
     #: A request's headers, and then its body, must arrive within these.
     header_seconds: Annotated[float, Field(gt=0, le=300)] = 10.0
     body_seconds: Annotated[float, Field(gt=0, le=300)] = 10.0

@@ -179,15 +179,26 @@ class RequestLimits:
 
 
 class HeaderDeadline(HttpToolsProtocol):
-    """uvicorn's httptools protocol with a deadline on each request's headers: a client
-    that opens connections and trickles bytes (slowloris) is cut off, not held forever."""
+    """uvicorn's httptools protocol with limits on each request's headers: they must arrive
+    within ``header_seconds`` (a client trickling bytes, slowloris, is cut off instead of
+    held forever) and within ``header_bytes`` (httptools itself sets no size limit)."""
 
     header_seconds: ClassVar[float] = 10.0
+    header_bytes: ClassVar[int] = 16 * 1024
     _header_timer: asyncio.TimerHandle | None = None
+    _header_size = 0
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._arm()
+
+    def data_received(self, data: bytes) -> None:
+        if self._header_timer is not None:
+            self._header_size += len(data)
+        super().data_received(data)
+        # Counted until the headers are complete (a body in the same read is not refused).
+        if self._header_timer is not None and self._header_size > self.header_bytes:
+            self._refuse(b"431 Request Header Fields Too Large")
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
@@ -203,24 +214,40 @@ class HeaderDeadline(HttpToolsProtocol):
 
     def _arm(self) -> None:
         self._disarm()
-        self._header_timer = self.loop.call_later(self.header_seconds, self._too_slow)
+        self._header_size = 0
+        self._header_timer = self.loop.call_later(self.header_seconds, self._refuse,
+                                                  b"408 Request Timeout")
 
     def _disarm(self) -> None:
         if self._header_timer is not None:
             self._header_timer.cancel()
             self._header_timer = None
 
-    def _too_slow(self) -> None:
-        self._header_timer = None
+    def _refuse(self, status: bytes) -> None:
+        self._disarm()
         if not self.transport.is_closing():
-            self.transport.write(b"HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\n"
+            self.transport.write(b"HTTP/1.1 " + status + b"\r\ncontent-length: 0\r\n"
                                  b"connection: close\r\n\r\n")
             self.transport.close()
 
 
-def header_deadline_protocol(seconds: float) -> type[HeaderDeadline]:
+def header_deadline_protocol(limits: Limits) -> type[HeaderDeadline]:
     """The protocol class to give ``uvicorn.run(http=...)``."""
-    return type("HeaderDeadlineProtocol", (HeaderDeadline,), {"header_seconds": seconds})
+    return type("LimitedHttpToolsProtocol", (HeaderDeadline,),
+                {"header_seconds": limits.header_seconds, "header_bytes": limits.header_bytes})
+
+
+def server_options(limits: Limits) -> dict[str, Any]:
+    """uvicorn's settings for this server (``roads serve`` and the tests use the same)."""
+    return {
+        "http": header_deadline_protocol(limits),
+        "timeout_keep_alive": limits.keep_alive_seconds,
+        # X-Forwarded-For is read by the app, and only from the configured trusted proxies.
+        "proxy_headers": False,
+        "ws_max_size": 64 * 1024, "ws_ping_interval": 20, "ws_ping_timeout": 20,
+        # Screens hold their sockets open: shut down after 3 s instead of waiting for them.
+        "timeout_graceful_shutdown": 3,
+    }
 
 
 class LoginBusy(Exception):

@@ -47,7 +47,7 @@ def serve_cmd(store: Path, host: str, port: int, config_path: Path | None, demo:
     from dashboard.app import create_app
     from dashboard.config import load_config
     from dashboard.demo import start_demo
-    from dashboard.limits import header_deadline_protocol
+    from dashboard.limits import server_options
 
     app, ctx = create_app(store, load_config(config_path))
     if demo:
@@ -63,14 +63,8 @@ def serve_cmd(store: Path, host: str, port: int, config_path: Path | None, demo:
     click.echo(f"Dashboard: http://{host}:{port}/   table screen: http://{host}:{port}/table/"
                f"{ctx.table_ids()[0] if ctx.table_ids() else 'T01'}   API: "
                f"http://{host}:{port}/openapi.json", err=False)
-    limits = ctx.site.limits
-    # Screens hold their sockets open: shut down after 3 s instead of waiting for them.
-    # X-Forwarded-For is read by the app, and only from the configured trusted proxies.
     uvicorn.run(app.server, host=host, port=port, log_level="warning",
-                ws_ping_interval=20, ws_ping_timeout=20, timeout_graceful_shutdown=3,
-                http=header_deadline_protocol(limits.header_seconds), proxy_headers=False,
-                timeout_keep_alive=limits.keep_alive_seconds, h11_max_incomplete_event_size=16_384,
-                ws_max_size=65_536)
+                **server_options(ctx.site.limits))
 
 
 @main.group("users")

@@ -26,7 +26,8 @@ def test_branding_and_tables(tmp_path: Path) -> None:
                     'theme = "classic"\nlanguage = "zh-Hant"\nhttps = true\n'
                     'trusted_proxies = ["10.0.0.5", "192.168.0.0/24"]\n'
                     '[tables.T01]\nname = "Salon 1"\n'
-                    'min_bet = 100\nmax_bet = 50000\ncurrency = "HKD"\n[limits]\nbody_seconds = 4\n')
+                    'min_bet = 100\nmax_bet = 50000\ncurrency = "HKD"\n'
+                    '[limits]\nbody_seconds = 4\n')
     site = load_config(path)
     assert (site.casino, site.accent, site.theme, site.language) == \
         ("Casino Lisboa", "#112233", "classic", "zh-Hant")
@@ -48,7 +49,7 @@ def test_rule_sets_are_registered_by_name_never_reached_by_path(tmp_path: Path) 
     club.unlink()  # read once at start: moving the file later breaks nothing
     assert site.rule_set("club-6").decks == 6
     for name in (str(club), "rules/club.toml", "/etc/passwd", "../x.toml"):
-        with pytest.raises(InputError, match="unknown rule set .*known: standard-8.*club-6"):
+        with pytest.raises(InputError, match=r"unknown rule set .*known: standard-8.*club-6"):
             site.rule_set(name)
 
 
