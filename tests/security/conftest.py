@@ -87,6 +87,10 @@ class Socket:
     ctx: Context
     key: str
 
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
     def connect(self, timeout: float = 15) -> socket.socket:
         return socket.create_connection(("127.0.0.1", self.port), timeout=timeout)
 
@@ -102,23 +106,43 @@ def read_response(conn: socket.socket) -> bytes:
     return out
 
 
+LiveFactory = Callable[..., Socket]
+
+
 @pytest.fixture
-def live(tmp_path: Path) -> Iterator[Socket]:
-    """uvicorn with ``roads serve``'s options and short deadlines (1 s headers and body)."""
-    limits = Limits(header_seconds=1, body_seconds=1)
-    app, ctx = create_app(tmp_path / "live", SiteConfig(limits=limits))
-    key = ctx.auth.issue_key("T1")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app.server, host="127.0.0.1", port=port,
-                                           log_level="error", **server_options(limits)))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
-    yield Socket(port, ctx, key)
-    server.should_exit = True
-    thread.join(timeout=15)
+def make_live(tmp_path: Path) -> Iterator[LiveFactory]:
+    """A factory of real servers: uvicorn with ``roads serve``'s options and the given
+    SiteConfig fields (users dealer, super and auditor; an API key of table T1)."""
+    servers: list[tuple[uvicorn.Server, threading.Thread]] = []
+
+    def make(**site: Any) -> Socket:
+        config = SiteConfig(**site)
+        app, ctx = create_app(tmp_path / f"live{len(servers)}", config)
+        for name, role in (("dealer", "dealer"), ("super", "supervisor"),
+                           ("auditor", "auditor")):
+            ctx.auth.add_user(name, role, PASSWORD)
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        server = uvicorn.Server(uvicorn.Config(app.server, host="127.0.0.1", port=port,
+                                               log_level="error",
+                                               **server_options(config.limits)))
+        thread = threading.Thread(target=server.run, daemon=True)
+        thread.start()
+        servers.append((server, thread))
+        deadline = time.monotonic() + 30
+        while not server.started:
+            assert time.monotonic() < deadline, "uvicorn did not start"
+            time.sleep(0.05)
+        return Socket(port, ctx, ctx.auth.issue_key("T1"))
+
+    yield make
+    for server, thread in servers:
+        server.should_exit = True
+        thread.join(timeout=15)
+
+
+@pytest.fixture
+def live(make_live: LiveFactory) -> Socket:
+    """A real server with short deadlines (1 s for headers and for a body)."""
+    return make_live(limits=Limits(header_seconds=1, body_seconds=1))
