@@ -97,8 +97,9 @@ class Limits(BaseModel):
     body_seconds: Annotated[float, Field(gt=0, le=300)] = 10.0
     #: An idle kept-alive connection is closed after this.
     keep_alive_seconds: Annotated[int, Field(ge=1, le=300)] = 5
-    #: Password hashing: threads, and attempts allowed to wait for one.
-    login_workers: Annotated[int, Field(ge=1, le=8)] = 2
+    #: Password hashing (~60 ms of a core each): threads, and attempts allowed to wait.
+    #: One thread leaves the other core of a small table-side server to the tables.
+    login_workers: Annotated[int, Field(ge=1, le=8)] = 1
     login_queue: Annotated[int, Field(ge=0, le=256)] = 16
 
 

@@ -18,7 +18,8 @@ import re
 import secrets
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -204,9 +205,11 @@ class Auth:
         salt = row[1] if row else b"\0" * 16
         matches = hmac.compare_digest(hash_password(password, salt), row[2] if row else b"")
         if row is None or not matches or row[3]:
-            self.guard.failed(typed, address)
             reason = "disabled user" if row is not None and matches else "bad credentials"
-            self._refused(typed, address, reason)
+            with self._transaction():  # one commit (one fsync) per failed attempt
+                self.guard.failed(typed, address)
+                self.guard.refused(typed, address, reason)
+            self.guard.flush()
             raise AuthError("wrong user name or password")
         self.guard.succeeded(typed, address)
         token, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
@@ -215,6 +218,17 @@ class Auth:
                            (_digest(token), name, csrf, expires.isoformat()))
         self.journal.append("login", SYSTEM, None, {"user": name, "address": address}, name)
         return token, Session(name, row[0], csrf, expires)
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        db = self._db()
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
 
     def _refused(self, name: str, address: str, reason: str) -> None:
         self.guard.refused(name, address, reason)
