@@ -1,5 +1,5 @@
 """Users, roles, sessions, table API keys and personal tokens, in ``auth.sqlite`` beside
-the journal.
+the journal (the login limiter's counters are in ``logins.sqlite``).
 
 Passwords and secrets are never stored: passwords as scrypt hashes (a standard memory-hard
 KDF from the standard library, per-user salt); API keys, personal tokens and session tokens
@@ -18,8 +18,7 @@ import re
 import secrets
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -129,7 +128,7 @@ class Auth:
         self._clock = clock
         root.mkdir(parents=True, exist_ok=True)
         self._db().executescript(_SCHEMA)
-        self.guard = LoginGuard(self._db, journal, limits or LoginLimits(), clock)
+        self.guard = LoginGuard(root, journal, limits or LoginLimits(), clock)
 
     def _db(self) -> sqlite3.Connection:
         return thread_connection(self._local, self.path)
@@ -206,9 +205,7 @@ class Auth:
         matches = hmac.compare_digest(hash_password(password, salt), row[2] if row else b"")
         if row is None or not matches or row[3]:
             reason = "disabled user" if row is not None and matches else "bad credentials"
-            with self._transaction():  # one commit (one fsync) per failed attempt
-                self.guard.failed(typed, address)
-                self.guard.refused(typed, address, reason)
+            self.guard.failed(typed, address, reason)
             self.guard.flush()
             raise AuthError("wrong user name or password")
         self.guard.succeeded(typed, address)
@@ -218,17 +215,6 @@ class Auth:
                            (_digest(token), name, csrf, expires.isoformat()))
         self.journal.append("login", SYSTEM, None, {"user": name, "address": address}, name)
         return token, Session(name, row[0], csrf, expires)
-
-    @contextmanager
-    def _transaction(self) -> Iterator[None]:
-        db = self._db()
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            yield
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
 
     def _refused(self, name: str, address: str, reason: str) -> None:
         self.guard.refused(name, address, reason)

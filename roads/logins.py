@@ -10,16 +10,23 @@
   in a fixed window and journaled as one ``login_refused`` event per window with the counts
   by source, so a flood cannot fill the journal and no attempt goes unrecorded.
 
-State lives in ``auth.sqlite`` (shared by every server process, kept across restarts).
+State lives in ``logins.sqlite`` beside the journal (shared by every server process, kept
+across restarts). It holds counters, not records — the record is the journal event — so it
+is written without an fsync per attempt (WAL, ``synchronous=NORMAL``): a flood costs the
+disk nothing the tables' own commits wait for. A power cut (not a crash) may lose the counts
+of the last moments before their window was journaled.
 """
 
 from __future__ import annotations
 
 import math
 import sqlite3
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from roads.errors import InputError
 from roads.store.journal import SYSTEM, Journal
@@ -76,15 +83,39 @@ def recorded_name(name: str) -> str:
 
 
 class LoginGuard:
-    """Counts failures and refusals in ``auth.sqlite`` and journals them in aggregate."""
+    """Counts failures and refusals in ``logins.sqlite`` and journals them in aggregate."""
 
-    def __init__(self, db: Callable[[], sqlite3.Connection], journal: Journal,
-                 limits: LoginLimits, clock: Callable[[], datetime]) -> None:
-        self._db = db
+    def __init__(self, root: Path, journal: Journal, limits: LoginLimits,
+                 clock: Callable[[], datetime]) -> None:
+        self.path = root / "logins.sqlite"
         self.journal = journal
         self.limits = limits
         self._clock = clock
-        db().executescript(SCHEMA)
+        self._local = threading.local()
+        self._db().executescript(SCHEMA)
+
+    def _db(self) -> sqlite3.Connection:
+        """This thread's connection (WAL; commits reach the OS, not the platter)."""
+        db: sqlite3.Connection | None = getattr(self._local, "db", None)
+        if db is None:
+            db = sqlite3.connect(self.path, isolation_level=None, timeout=30,
+                                 check_same_thread=False)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute("PRAGMA busy_timeout=30000")
+            self._local.db = db
+        return db
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        db = self._db()
+        db.execute("BEGIN IMMEDIATE")  # one process at a time; the others wait their turn
+        try:
+            yield db
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
 
     def check(self, name: str, address: str) -> None:
         """Raise :class:`RateLimited` when this attempt must not be tried yet."""
@@ -108,19 +139,26 @@ class LoginGuard:
                 raise RateLimited(f"too many failed logins; try again in {_words(wait)}",
                                   _seconds(wait))
 
-    def failed(self, name: str, address: str) -> None:
-        self._db().execute("INSERT INTO failures VALUES (?,?,?)",
-                           (name, address, self._clock().isoformat()))
+    def failed(self, name: str, address: str, reason: str) -> None:
+        """A wrong password (or unknown or disabled user): a failure that grows the pair's
+        delay and spends the address's budget, and a refusal to journal."""
+        with self._transaction() as db:
+            db.execute("INSERT INTO failures VALUES (?,?,?)",
+                       (name, address, self._clock().isoformat()))
+            self._count(db, name, address, reason)
+
+    def refused(self, name: str, address: str, reason: str) -> None:
+        """An attempt refused without trying the password: journaled, not a failure."""
+        self._count(self._db(), name, address, reason)
 
     def succeeded(self, name: str, address: str) -> None:
         self._db().execute("DELETE FROM failures WHERE name = ? AND address = ?",
                            (name, address))
 
-    def refused(self, name: str, address: str, reason: str) -> None:
-        """Count one refused attempt in its journal window."""
+    def _count(self, db: sqlite3.Connection, name: str, address: str, reason: str) -> None:
         seconds = int(self.limits.journal_window.total_seconds())
         window = int(self._clock().timestamp()) // seconds * seconds
-        self._db().execute(
+        db.execute(
             "INSERT INTO refusals(window, name, address, reason, count) VALUES (?,?,?,?,1) "
             "ON CONFLICT(window, name, address, reason) DO UPDATE SET count = count + 1",
             (window, name, address, reason))
@@ -136,8 +174,7 @@ class LoginGuard:
                       (ended,)).fetchone() is None:
             return 0
         written = 0
-        db.execute("BEGIN IMMEDIATE")  # one process claims a window; the others see it done
-        try:
+        with self._transaction() as db:  # one process claims a window; the others see it done
             rows = db.execute(
                 "SELECT window, name, address, reason, count - journaled FROM refusals "
                 "WHERE window <= ? AND count > journaled ORDER BY window, count - journaled "
@@ -159,10 +196,6 @@ class LoginGuard:
             db.execute("DELETE FROM refusals WHERE window < ? AND count = journaled", (keep,))
             db.execute("DELETE FROM failures WHERE at <= ?",
                        ((now - self.limits.window).isoformat(),))
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
         return written
 
 
