@@ -55,6 +55,7 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks.scale
 	$(BIN)/python -m benchmarks.export
 	$(BIN)/python -m benchmarks.screens
+	$(BIN)/python -m benchmarks.security
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
