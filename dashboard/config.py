@@ -44,7 +44,7 @@ from dashboard.i18n import CATALOGS
 from roads.errors import InputError
 from roads.render.themes import THEMES
 from roads.rules import PRESETS, RuleSet, load_rules
-from roads.tomlfile import STRICT, parse, read_toml
+from roads.tomlfile import STRICT, known, parse, read_toml
 
 TableId = Annotated[str, Field(pattern=r"^[A-Za-z0-9._:-]{1,64}$")]
 Name = Annotated[str, Field(min_length=1, max_length=120)]
@@ -110,8 +110,8 @@ class SiteConfig(BaseModel):
     casino: Name = "Baccarat Roads"
     logo: Path | None = None
     accent: str = "#c8a04a"
-    theme: str = "dark"
-    language: str = "en"
+    theme: Annotated[str, known("theme", THEMES)] = "dark"
+    language: Annotated[str, known("language", CATALOGS)] = "en"
     tables: dict[str, TableConfig] = {}
     #: Served behind TLS: cookies get ``Secure`` and responses HSTS.
     https: bool = False
@@ -130,20 +130,6 @@ class SiteConfig(BaseModel):
         if not re.fullmatch(r"#[0-9a-fA-F]{6}", accent):
             raise ValueError("expected a colour like #c8a04a")
         return accent
-
-    @field_validator("theme")
-    @classmethod
-    def _theme(cls, theme: str) -> str:
-        if theme not in THEMES:
-            raise ValueError(f"unknown theme {theme!r}; known: {', '.join(THEMES)}")
-        return theme
-
-    @field_validator("language")
-    @classmethod
-    def _language(cls, language: str) -> str:
-        if language not in CATALOGS:
-            raise ValueError(f"unknown language {language!r}; known: {', '.join(CATALOGS)}")
-        return language
 
     @field_validator("logo", mode="before")
     @classmethod

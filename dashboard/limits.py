@@ -209,6 +209,7 @@ class HeaderDeadline(HttpToolsProtocol):
 
     def on_headers_complete(self) -> None:
         self._disarm()
+        self._header_size = 0
         super().on_headers_complete()
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -217,14 +218,21 @@ class HeaderDeadline(HttpToolsProtocol):
 
     def _arm(self) -> None:
         self._disarm()
-        self._header_size = 0
-        self._header_timer = self.loop.call_later(self.header_seconds, self._refuse,
-                                                  b"408 Request Timeout")
+        self._header_timer = self.loop.call_later(self.header_seconds, self._too_slow)
 
     def _disarm(self) -> None:
         if self._header_timer is not None:
             self._header_timer.cancel()
             self._header_timer = None
+
+    def _too_slow(self) -> None:
+        """A request begun and not finished is answered 408; a connection that never sent
+        a byte is closed silently, as an idle kept-alive one (a browser's spare socket)."""
+        if self._header_size:
+            self._refuse(b"408 Request Timeout")
+        else:
+            self._disarm()
+            self.transport.close()
 
     def _refuse(self, status: bytes) -> None:
         self._disarm()

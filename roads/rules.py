@@ -14,10 +14,10 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, PlainValidator, field_validator
+from pydantic import BaseModel, Field, PlainValidator
 
 from roads.errors import InputError
-from roads.tomlfile import STRICT, parse, read_toml
+from roads.tomlfile import STRICT, known, parse, read_toml
 
 EndRule = Literal["finish-plus-one", "last-coup"]
 BurnRule = Literal["first-card", "none"]
@@ -323,19 +323,12 @@ class RuleSetFile(BaseModel):
 
     model_config = STRICT
     name: str
-    base: str = "standard-8"
+    base: Annotated[str, known("rule set", PRESETS)] = "standard-8"
     decks: int | None = None
     description: Annotated[str, Field(max_length=200)] | None = None
     payouts: PayoutsFile = PayoutsFile()
     shoe: ShoeFile = ShoeFile()
     table: TableFile | None = None
-
-    @field_validator("base")
-    @classmethod
-    def _known_base(cls, base: str) -> str:
-        if base not in PRESETS:
-            raise ValueError(f"unknown rule set {base!r}; known: {', '.join(PRESETS)}")
-        return base
 
 
 #: ``[payouts]`` keys whose RuleSet attribute is not ``<key>_payout``.

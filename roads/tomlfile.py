@@ -8,10 +8,11 @@ unknown field is refused (a misspelt ``trusted_proxy`` must not silently mean "n
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
 from roads.errors import InputError
 
@@ -27,6 +28,16 @@ _WORDS = {
     "list_type": "must be a list", "dict_type": "must be a table",
     "model_type": "must be a table", "int_from_float": "must be an integer",
 }
+
+
+def known(what: str, names: Collection[str]) -> AfterValidator:
+    """A field's check that its value is one of ``names`` (a preset, a theme...): the error
+    lists them, so the fix is in the message."""
+    def check(value: str) -> str:
+        if value not in names:
+            raise ValueError(f"unknown {what} {value!r}; known: {', '.join(names)}")
+        return value
+    return AfterValidator(check)
 
 
 def read_toml(path: Path, what: str, error: type[InputError] = InputError) -> dict[str, Any]:
