@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, TypeVar
+from urllib.parse import parse_qs
 
 from starlette.datastructures import Headers
 from starlette.requests import cookie_parser
@@ -317,3 +318,15 @@ def json_object(body: bytes, what: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ValueError(f"{what} must be a JSON object")
     return data
+
+
+def form_fields(body: bytes, what: str, max_fields: int) -> dict[str, str]:
+    """A URL-encoded form's fields (the first value of each); ValueError in words for a
+    body that is not UTF-8 form data or has more than ``max_fields`` fields."""
+    try:
+        pairs = parse_qs(body.decode("utf-8"), max_num_fields=max_fields, errors="strict")
+    except UnicodeDecodeError:
+        raise ValueError(f"{what} is not UTF-8 text") from None
+    except ValueError:
+        raise ValueError(f"{what} has more than {max_fields} fields") from None
+    return {k: v[0] for k, v in pairs.items()}

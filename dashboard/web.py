@@ -25,7 +25,7 @@ from starlette.concurrency import run_in_threadpool
 
 from dashboard.context import Context
 from dashboard.i18n import LANGUAGES, labels, language
-from dashboard.limits import SESSION_COOKIE, LoginBusy, LoginGate, json_object
+from dashboard.limits import SESSION_COOKIE, LoginBusy, LoginGate, form_fields, json_object
 from roads.audit.bundle import Slice, export_bundle
 from roads.audit.trail import audit_trail
 from roads.auth import AuthError, RateLimited, Session
@@ -58,18 +58,6 @@ def _page(title: str, body: str, css: str = "app.css", script: str = "") -> HTML
         headers={"Cache-Control": "no-store", "X-Frame-Options": "DENY",
                  "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; "
                                             "style-src 'self' 'unsafe-inline'"})
-
-
-def login_fields(body: bytes) -> dict[str, str]:
-    """The login form's fields; 400 naming the problem for a body that is not a form."""
-    try:
-        pairs = parse_qs(body.decode("utf-8"), max_num_fields=LOGIN_FIELDS, errors="strict")
-    except UnicodeDecodeError:
-        raise HTTPException(400, "the login form is not UTF-8 text") from None
-    except ValueError:
-        raise HTTPException(400, f"the login form has more than {LOGIN_FIELDS} fields"
-                            ) from None
-    return {k: v[0] for k, v in pairs.items()}
 
 
 def _session(ctx: Context, request: Request) -> Session | None:
@@ -176,7 +164,10 @@ def web_router(ctx: Context) -> APIRouter:
 
     @router.post("/login")
     async def login(request: Request) -> Response:
-        form = login_fields(await request.body())
+        try:
+            form = form_fields(await request.body(), "the login form", LOGIN_FIELDS)
+        except ValueError as exc:
+            raise HTTPException(400, str(exc)) from None
         target = form.get("next", "/")
         if not target.startswith("/") or target.startswith("//"):
             target = "/"  # no open redirects

@@ -165,11 +165,18 @@ class Auth:
     def disable_user(self, name: str, by: str = "cli") -> None:
         """Refuse the user's logins and end their sessions and personal tokens at once."""
         db = self._db()
-        if db.execute("UPDATE users SET disabled = 1 WHERE name = ?", (name,)).rowcount == 0:
-            raise AuthError(f"no user {name!r}")
-        sessions = db.execute("DELETE FROM sessions WHERE name = ?", (name,)).rowcount
-        tokens = db.execute("UPDATE tokens SET revoked = 1 WHERE name = ? AND revoked = 0",
-                            (name,)).rowcount
+        db.execute("BEGIN IMMEDIATE")  # all three or none
+        try:
+            if db.execute("UPDATE users SET disabled = 1 WHERE name = ?",
+                          (name,)).rowcount == 0:
+                raise AuthError(f"no user {name!r}")
+            sessions = db.execute("DELETE FROM sessions WHERE name = ?", (name,)).rowcount
+            tokens = db.execute("UPDATE tokens SET revoked = 1 WHERE name = ? AND revoked = 0",
+                                (name,)).rowcount
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
         self.journal.append("user_changed", SYSTEM, None,
                             {"user": name, "change": "disabled", "sessions_ended": sessions,
                              "tokens_revoked": tokens}, by)
