@@ -4,8 +4,11 @@ inline script should any escaping ever be missed."""
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Iterator
+import urllib.request
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
@@ -16,19 +19,25 @@ from tests.security.conftest import PASSWORD, LiveFactory, Socket
 NAME = '<script>window.owned = 1</script>Casino "Lisboa"'
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
+def _with_browser(test: Callable[[Browser], None]) -> None:
+    """Run ``test`` with its own Chromium in its own thread: Playwright's sync API refuses a
+    thread where an event loop runs, and the e2e suite's session browser keeps one running
+    in the main thread."""
+    def run() -> None:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            try:
+                test(browser)
+            finally:
+                browser.close()
+
+    with ThreadPoolExecutor(1) as thread:
+        thread.submit(run).result()
 
 
 @pytest.fixture
 def server(make_live: LiveFactory) -> Socket:
     live = make_live(casino=NAME)
-    import json
-    import urllib.request
 
     def post(path: str, body: dict[str, object]) -> None:
         request = urllib.request.Request(
@@ -52,8 +61,11 @@ def _watch(console: Console, page: Page) -> Page:
     return console.watch(page)
 
 
-def test_dash_pages_work_under_the_policy_and_show_markup_as_text(browser: Browser,
-                                                                  server: Socket) -> None:
+def test_dash_pages_work_under_the_policy_and_show_markup_as_text(server: Socket) -> None:
+    _with_browser(lambda browser: _pages_work(browser, server))
+
+
+def _pages_work(browser: Browser, server: Socket) -> None:
     console = Console()
     page = _watch(console, browser.new_page(viewport={"width": 1400, "height": 900}))
     page.goto(server.url)
@@ -76,8 +88,11 @@ def test_dash_pages_work_under_the_policy_and_show_markup_as_text(browser: Brows
     assert console.errors == []  # CSP violations included
 
 
-def test_the_policy_blocks_an_injected_inline_script(browser: Browser,
-                                                     server: Socket) -> None:
+def test_the_policy_blocks_an_injected_inline_script(server: Socket) -> None:
+    _with_browser(lambda browser: _injection_blocked(browser, server))
+
+
+def _injection_blocked(browser: Browser, server: Socket) -> None:
     console = Console()
     page = _watch(console, browser.new_page())
     page.goto(server.url)
