@@ -117,34 +117,55 @@ async def _upload(port: int, chunked: bool, end: float, sent: list[int]) -> None
         await asyncio.sleep(1.0)
 
 
-async def _login(client: httpx.AsyncClient, csrf: str, n: int, outcomes: dict[int, int]
-                 ) -> None:
-    with contextlib.suppress(httpx.HTTPError):
-        r = await client.post("/login", data={"user": f"guess{n % 500}", "password": "x" * 12,
-                                              "csrf": csrf, "next": "/"})
-        outcomes[r.status_code] = outcomes.get(r.status_code, 0) + 1
+def _csrf(page: str) -> str | None:
+    if 'name="csrf" value="' not in page:
+        return None
+    return page.split('name="csrf" value="')[1].split('"')[0]
 
 
-async def _flood(url: str, end: float, outcomes: dict[int, int]) -> float:
+class Flooder:
+    """One attacking address: a client that keeps its login form's CSRF token current (a
+    429 or 503 page carries a new one), so every attempt is a real password check."""
+
+    def __init__(self, url: str, address: str) -> None:
+        self.client = httpx.AsyncClient(base_url=url, timeout=30,
+                                        transport=httpx.AsyncHTTPTransport(
+                                            local_address=address))
+        self.csrf = ""
+
+    async def ready(self) -> None:
+        self.csrf = _csrf((await self.client.get("/login")).text) or ""
+
+    async def attempt(self, n: int, outcomes: dict[str, int]) -> None:
+        try:
+            r = await self.client.post("/login", data={
+                "user": f"guess{n % 500}", "password": "x" * 12, "csrf": self.csrf,
+                "next": "/"})
+            self.csrf = _csrf(r.text) or self.csrf
+            answer = str(r.status_code)
+            if "expired" in r.headers.get("location", ""):
+                answer += " form expired"
+        except httpx.HTTPError as exc:
+            answer = type(exc).__name__
+        outcomes[answer] = outcomes.get(answer, 0) + 1
+
+
+async def _flood(url: str, end: float, outcomes: dict[str, int]) -> float:
     """Wrong-password logins at LOGINS_PER_SECOND, round-robin over ADDRESSES; returns the
     rate at which they were sent."""
-    clients = []
-    for address in ADDRESSES:
-        client = httpx.AsyncClient(base_url=url, timeout=30, transport=httpx.AsyncHTTPTransport(
-            local_address=address))
-        page = await client.get("/login")
-        clients.append((client, page.text.split('name="csrf" value="')[1].split('"')[0]))
+    flooders = [Flooder(url, address) for address in ADDRESSES]
+    for flooder in flooders:
+        await flooder.ready()
     tasks = []
     start, n = time.perf_counter(), 0  # paced from here: the clients are ready
     while time.perf_counter() < end:
-        client, csrf = clients[n % len(clients)]
-        tasks.append(asyncio.create_task(_login(client, csrf, n, outcomes)))
+        tasks.append(asyncio.create_task(flooders[n % len(flooders)].attempt(n, outcomes)))
         n += 1
         await asyncio.sleep(max(0.0, start + n / LOGINS_PER_SECOND - time.perf_counter()))
     rate = n / (time.perf_counter() - start)
     await asyncio.gather(*tasks)
-    for client, _ in clients:
-        await client.aclose()
+    for flooder in flooders:
+        await flooder.client.aclose()
     return rate
 
 
@@ -168,7 +189,7 @@ def _attack(kind: str, url: str, port: int, seconds: float, report: Any) -> None
         asyncio.run(uploads())
         report.put({"attempts": sent[1], "mb_sent": sent[0] / 2**20})
     else:
-        outcomes: dict[int, int] = {}
+        outcomes: dict[str, int] = {}
         rate = asyncio.run(_flood(url, end, outcomes))
         report.put({"attempts": sum(outcomes.values()), "per_second": rate,
                     "answers": dict(sorted(outcomes.items()))})
