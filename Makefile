@@ -56,6 +56,7 @@ bench: $(STAMP) prepare
 	$(BIN)/python -m benchmarks.scale
 	$(BIN)/python -m benchmarks.export
 	$(BIN)/python -m benchmarks.screens
+	$(BIN)/python -m benchmarks.security
 
 clean:
 	rm -rf $(VENV) .cache .mypy_cache .ruff_cache .pytest_cache

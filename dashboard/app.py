@@ -1,23 +1,51 @@
 """The server: one FastAPI application carrying the Dash dashboard, the table-side screens'
-push channel, operator entry, the HTTP API and ``/health`` (served by uvicorn)."""
+push channel, operator entry, the HTTP API and ``/health`` (served by uvicorn).
+
+In front of every route, outermost first: security headers on every response
+(:mod:`dashboard.headers`), the client address from ``X-Forwarded-For`` only when the peer
+is a configured trusted proxy, and the request limits (:mod:`dashboard.limits`).
+"""
 
 from __future__ import annotations
 
+import asyncio
+import sqlite3
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from html import escape
 from pathlib import Path
 from typing import Any
 
 from dash import Dash
+from dash.exceptions import DependencyException
+from fastapi import HTTPException, Request
+from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, ConfigDict, ValidationError
+from starlette.concurrency import run_in_threadpool
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from dashboard.api import api_router, health, install_errors
 from dashboard.config import SiteConfig
 from dashboard.context import Context
+from dashboard.headers import SecurityHeaders, content_security_policy
+from dashboard.limits import RequestLimits, json_object
 from dashboard.pages import register, shell
 from dashboard.web import web_router
+from roads.auth import Auth
 from roads.board import Board
+from roads.errors import InputError
 from roads.render import scoreboard_svg
+from roads.tomlfile import field_error
 
 HERE = Path(__file__).parent
+CALLBACK_PATH = "/_dash-update-component"
+#: How often refused logins of ended windows are journaled (besides at each login).
+REFUSALS_FLUSH_SECONDS = 15.0
+#: Errors a callback raises on values the browser sent (a forged date, a dict for a table
+#: id): 400 naming the problem. Anything else is a bug and stays a 500 with its traceback.
+BAD_VALUES = (InputError, ValueError, TypeError, KeyError, IndexError,
+              sqlite3.ProgrammingError, sqlite3.InterfaceError)
 
 
 def create_app(root: Path, site: SiteConfig | None = None,
@@ -26,10 +54,11 @@ def create_app(root: Path, site: SiteConfig | None = None,
     (``create``: make the store when there is none)."""
     ctx = Context.open(root, site or SiteConfig(), create)
     # update_title=None: a kiosk never shows "Updating..." in its title (typed as str).
-    app = Dash(__name__, backend="fastapi", title=ctx.site.casino,
+    # The title is written into the page as it is: escape the configured name.
+    app = Dash(__name__, backend="fastapi", title=escape(ctx.site.casino),
                update_title=None,  # type: ignore[arg-type]
                serve_locally=True, suppress_callback_exceptions=True,
-               assets_folder=str(HERE / "assets"))
+               assets_folder=str(HERE / "assets"), on_error=_callback_error)
     server: Any = app.server
     server.title = "Baccarat Roads API"
     server.add_api_route("/health", lambda: health(ctx), methods=["GET"], tags=["health"])
@@ -37,11 +66,20 @@ def create_app(root: Path, site: SiteConfig | None = None,
     server.include_router(web_router(ctx))
     server.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     install_errors(server)
+    server.add_exception_handler(DependencyException, _no_such_component_file)
     app.layout = shell(ctx)
     register(app, ctx)
     # Dash's FastAPI backend sets itself up (the assets' stylesheets) on the first request
     # to "/" or "/_dash-*" only: a first visit to /tables/<id> got the page without its CSS.
     app._setup_server()  # type: ignore[no-untyped-call]
+    # Added last = run first: headers, then the client's address, then the limits.
+    server.add_middleware(RequestLimits, auth=ctx.auth, limits=ctx.site.limits,
+                          checks={CALLBACK_PATH: callback_check(app)})
+    server.add_middleware(ProxyHeadersMiddleware, trusted_hosts=ctx.site.trusted_proxies)
+    server.add_middleware(SecurityHeaders, policy=content_security_policy(app.csp_hashes()),
+                          https=ctx.site.https)
+    server.router.lifespan_context = _journaling_refusals(server.router.lifespan_context,
+                                                          ctx.auth)
     _warm_up()
     return app, ctx
 
@@ -51,3 +89,76 @@ def _warm_up() -> None:
     board = Board.from_outcomes("BPPTB")
     board.to_dict()
     scoreboard_svg(board, ask="both", window=26)
+
+
+Lifespan = Callable[[Any], AbstractAsyncContextManager[Any]]
+
+
+def _journaling_refusals(previous: Lifespan, auth: Auth) -> Lifespan:
+    """The app's lifespan, journaling refused logins every few seconds and at shutdown (so
+    the last window of a flood is recorded even when no login follows it)."""
+
+    @asynccontextmanager
+    async def lifespan(app: Any) -> AsyncIterator[Any]:
+        async def every_window() -> None:
+            while True:
+                await asyncio.sleep(REFUSALS_FLUSH_SECONDS)
+                await run_in_threadpool(auth.flush_refusals)
+
+        task = asyncio.create_task(every_window())
+        try:
+            async with previous(app) as state:
+                yield state
+        finally:
+            task.cancel()
+            auth.flush_refusals(force=True)
+
+    return lifespan
+
+
+# -- bad input to Dash's own routes ----------------------------------------------------------
+class _Prop(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    id: str | dict[str, Any]
+    property: str
+
+
+class CallbackRequest(BaseModel):
+    """The shape of a Dash callback request; the values themselves are the callbacks'."""
+
+    model_config = ConfigDict(extra="allow")
+    output: str
+    outputs: _Prop | list[_Prop | list[_Prop]]
+    inputs: list[_Prop | list[_Prop]]
+    state: list[_Prop | list[_Prop]] = []
+    changedPropIds: list[str] = []  # Dash's name for it
+
+
+def callback_check(app: Dash) -> Callable[[bytes], str | None]:
+    """What is wrong with a callback request body (None when Dash can dispatch it)."""
+
+    def check(body: bytes) -> str | None:
+        try:
+            request = CallbackRequest.model_validate(json_object(body, "the update request"))
+        except ValidationError as exc:  # (a ValueError too: caught first)
+            return f"the update request: {field_error(exc)}"
+        except ValueError as exc:
+            return str(exc)
+        if request.output not in app.callback_map:
+            return f"the update request names no callback of this page: {request.output!r}"
+        return None
+
+    return check
+
+
+def _callback_error(error: Exception) -> None:
+    """Dash's ``on_error``: a value the browser sent that a callback cannot use is the
+    client's error (400), not the server's."""
+    if isinstance(error, BAD_VALUES):
+        raise HTTPException(400, f"this page cannot use a value it sent: {error}")
+    raise error
+
+
+async def _no_such_component_file(request: Request, exc: Exception) -> JSONResponse:
+    return JSONResponse({"detail": f"no such dashboard component file: {request.url.path}"},
+                        status_code=404)

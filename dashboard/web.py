@@ -25,9 +25,10 @@ from starlette.concurrency import run_in_threadpool
 
 from dashboard.context import Context
 from dashboard.i18n import LANGUAGES, labels, language
+from dashboard.limits import SESSION_COOKIE, LoginBusy, LoginGate, form_fields, json_object
 from roads.audit.bundle import Slice, export_bundle
 from roads.audit.trail import audit_trail
-from roads.auth import AuthError, Session
+from roads.auth import AuthError, RateLimited, Session
 from roads.board import Board
 from roads.errors import InputError
 from roads.ingest.entry import canonical_fields
@@ -36,8 +37,8 @@ from roads.render.themes import THEMES
 from roads.rules import PRESETS
 from roads.tables import ACTION_PERMISSION, Actor
 
-SESSION_COOKIE = "roads_session"
 LOGIN_COOKIE = "roads_login_csrf"
+LOGIN_FIELDS = 8
 
 
 def _page(title: str, body: str, css: str = "app.css", script: str = "") -> HTMLResponse:
@@ -114,8 +115,11 @@ def web_router(ctx: Context) -> APIRouter:
         return FileResponse(ctx.site.logo)
 
     # -- login ------------------------------------------------------------------------------
-    @router.get("/login")
-    def login_form(next: str = "/", error: str = "") -> HTMLResponse:
+    gate = LoginGate(ctx.site.limits.login_workers, ctx.site.limits.login_queue)
+    secure = ctx.site.https
+
+    def login_page(next: str, error: str = "", status: int = 200,
+                   retry_after: int | None = None) -> HTMLResponse:
         token = secrets.token_urlsafe(24)
         note = f'<p class="error" role="alert">{escape(error)}</p>' if error else ""
         page = _page("Log in", (
@@ -127,12 +131,23 @@ def web_router(ctx: Context) -> APIRouter:
             f'</label><label>Password <input name="password" type="password" '
             f'autocomplete="current-password" required></label>'
             f'<button type="submit">Log in</button></form></main>'))
-        page.set_cookie(LOGIN_COOKIE, token, httponly=True, samesite="strict", path="/login")
+        page.status_code = status
+        if retry_after is not None:
+            page.headers["Retry-After"] = str(retry_after)
+        page.set_cookie(LOGIN_COOKIE, token, httponly=True, samesite="strict", path="/login",
+                        secure=secure)
         return page
+
+    @router.get("/login")
+    def login_form(next: str = "/", error: str = "") -> HTMLResponse:
+        return login_page(next, error)
 
     @router.post("/login")
     async def login(request: Request) -> Response:
-        form = {k: v[0] for k, v in parse_qs((await request.body()).decode()).items()}
+        try:
+            form = form_fields(await request.body(), "the login form", LOGIN_FIELDS)
+        except ValueError as exc:
+            raise HTTPException(400, str(exc)) from None
         target = form.get("next", "/")
         if not target.startswith("/") or target.startswith("//"):
             target = "/"  # no open redirects
@@ -141,17 +156,23 @@ def web_router(ctx: Context) -> APIRouter:
             return RedirectResponse(f"/login?next={quote(target)}&error="
                                     + quote("The form expired; please try again."), 303)
         address = request.client.host if request.client else ""
+        user, password = form.get("user", ""), form.get("password", "")
         try:
-            token, session = ctx.auth.login(form.get("user", ""), form.get("password", ""),
-                                            address)
-        except AuthError as exc:  # wrong credentials, or RateLimited
+            token, session = await gate.run(address, lambda: ctx.auth.login(user, password,
+                                                                            address))
+        except RateLimited as exc:
+            return login_page(target, str(exc), 429, exc.retry_after)
+        except LoginBusy as exc:
+            return login_page(target, str(exc), 503, 1)
+        except AuthError as exc:  # wrong credentials
             return RedirectResponse(f"/login?next={quote(target)}&error={quote(str(exc))}",
                                     303)
         response = RedirectResponse(target, 303)
         response.set_cookie(SESSION_COOKIE, token, httponly=True, samesite="strict",
-                            max_age=int((session.expires_at - datetime.now(UTC))
-                                        .total_seconds()))
-        response.delete_cookie(LOGIN_COOKIE, path="/login")
+                            secure=secure, max_age=int((session.expires_at - datetime.now(UTC))
+                                                       .total_seconds()))
+        response.delete_cookie(LOGIN_COOKIE, path="/login", secure=secure, httponly=True,
+                               samesite="strict")
         return response
 
     @router.post("/logout")
@@ -159,7 +180,7 @@ def web_router(ctx: Context) -> APIRouter:
         session = _require(ctx, request, "read")
         ctx.auth.logout(request.cookies.get(SESSION_COOKIE, ""))
         response = JSONResponse({"user": session.user, "logged_out": True})
-        response.delete_cookie(SESSION_COOKIE)
+        response.delete_cookie(SESSION_COOKIE, secure=secure, httponly=True, samesite="strict")
         return response
 
     # -- operator entry ---------------------------------------------------------------------
@@ -185,9 +206,10 @@ def web_router(ctx: Context) -> APIRouter:
 
     @router.post("/operator/{table_id}/action")
     async def action(request: Request, table_id: str) -> dict[str, Any]:
-        data = await request.json()
-        if not isinstance(data, dict):
-            raise HTTPException(422, "expected a JSON object")
+        try:
+            data = json_object(await request.body(), "the action")
+        except ValueError as exc:
+            raise HTTPException(400, str(exc)) from None
         kind = str(data.get("action", ""))
         service_action = _ACTIONS.get(kind)
         if service_action is None:

@@ -1,24 +1,30 @@
-"""Users, roles, sessions and table-scoped API keys, in ``auth.sqlite`` beside the journal.
+"""Users, roles, sessions, table API keys and personal tokens, in ``auth.sqlite`` beside
+the journal (the login limiter's counters are in ``logins.sqlite``).
 
-Passwords and keys are never stored: passwords as scrypt hashes (a standard memory-hard KDF
-from the standard library, per-user salt), API keys and session tokens as SHA-256 digests of
-256-bit random secrets. Logins, failures, user changes and key issues are journaled, so the
-audit trail shows them. Failed logins are rate-limited per user name and per address.
+Passwords and secrets are never stored: passwords as scrypt hashes (a standard memory-hard
+KDF from the standard library, per-user salt); API keys, personal tokens and session tokens
+as SHA-256 digests of 256-bit random secrets. A key belongs to one table's shoe or system;
+a personal token carries its user's role (for scripts calling the corrections API) and
+ends when it is revoked, expires or its user is disabled. Logins, user changes, keys and
+tokens issued or revoked are journaled; refused logins are limited and journaled in
+aggregate by :mod:`roads.logins`.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import secrets
 import sqlite3
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypedDict
 
-from roads.errors import InputError
+from roads.logins import AuthError, LoginGuard, LoginLimits, RateLimited, recorded_name
 from roads.store.journal import SYSTEM, Journal, thread_connection
 
 Role = Literal["dealer", "supervisor", "auditor", "viewer", "admin"]
@@ -32,10 +38,16 @@ PERMISSIONS: dict[str, frozenset[str]] = {
     "admin": frozenset({"enter", "request_correction", "approve", "audit", "read", "admin"}),
 }
 SESSION_HOURS = 8
+TOKEN_DAYS = 90
 MIN_PASSWORD = 10
-MAX_FAILURES = 5
-FAILURE_WINDOW = timedelta(minutes=15)
 SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**14, 8, 1
+#: ``rk_<id>_<secret>`` (API key) and ``rt_<id>_<secret>`` (personal token): 8 hex digits
+#: of id, 256 random bits of secret. Anything else is refused without a database lookup.
+CREDENTIAL = re.compile(r"r([kt])_([0-9a-f]{8})_[A-Za-z0-9_-]{43}")
+SESSION_TOKEN = re.compile(r"[A-Za-z0-9_-]{43}")
+#: Letters (any script), digits, '.', '_', '-'; never starting with a sign a spreadsheet or
+#: a command line would read as something else.
+USER_NAME = re.compile(r"[^\W_][\w.-]{0,63}")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS users (
     name TEXT PRIMARY KEY, role TEXT NOT NULL, salt BLOB NOT NULL, hash BLOB NOT NULL,
@@ -46,20 +58,30 @@ CREATE TABLE IF NOT EXISTS sessions (
 CREATE TABLE IF NOT EXISTS api_keys (
     key_hash TEXT PRIMARY KEY, key_id TEXT NOT NULL UNIQUE, table_id TEXT NOT NULL,
     created_by TEXT, created_at TEXT NOT NULL, revoked INTEGER NOT NULL DEFAULT 0);
-CREATE TABLE IF NOT EXISTS failures (name TEXT NOT NULL, address TEXT NOT NULL, at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS tokens (
+    token_hash TEXT PRIMARY KEY, token_id TEXT NOT NULL UNIQUE, name TEXT NOT NULL,
+    created_by TEXT, created_at TEXT NOT NULL, expires_at TEXT NOT NULL,
+    revoked INTEGER NOT NULL DEFAULT 0);
 """
 
 
-class AuthError(InputError):
-    """Refused: unknown user, wrong password, too many failures, missing permission."""
+class Credential(TypedDict):
+    """An issued API key (``belongs_to`` its table) or personal token (to its user)."""
 
-
-class RateLimited(AuthError):
-    """Too many failed logins for this user or address; try again later."""
+    kind: Literal["key", "token"]
+    id: str
+    belongs_to: str
+    created_by: str
+    created_at: str
+    expires_at: str  # "" for keys: they last until revoked
+    revoked: bool
 
 
 @dataclass(frozen=True, slots=True)
 class Session:
+    """Who is acting and with which role: a browser session (with its CSRF token) or a
+    personal token (``csrf`` empty: a bearer token is not sent by a browser on its own)."""
+
     user: str
     role: str
     csrf: str
@@ -87,15 +109,26 @@ def hash_password(password: str, salt: bytes) -> bytes:
                           dklen=32)
 
 
-class Auth:
-    """The user and key registry of one store."""
+def credential_kind(secret: str) -> Literal["key", "token"] | None:
+    """``key`` or ``token`` for a syntactically valid bearer secret, else None."""
+    match = CREDENTIAL.fullmatch(secret)
+    if match is None:
+        return None
+    return "key" if match.group(1) == "k" else "token"
 
-    def __init__(self, root: Path, journal: Journal) -> None:
+
+class Auth:
+    """The user, key and token registry of one store."""
+
+    def __init__(self, root: Path, journal: Journal, limits: LoginLimits | None = None,
+                 clock: Callable[[], datetime] = _now) -> None:
         self.path = root / "auth.sqlite"
         self.journal = journal
         self._local = threading.local()
+        self._clock = clock
         root.mkdir(parents=True, exist_ok=True)
         self._db().executescript(_SCHEMA)
+        self.guard = LoginGuard(root, journal, limits or LoginLimits(), clock)
 
     def _db(self) -> sqlite3.Connection:
         return thread_connection(self._local, self.path)
@@ -104,15 +137,16 @@ class Auth:
     def add_user(self, name: str, role: str, password: str, by: str = "cli") -> None:
         if role not in ROLES:
             raise AuthError(f"unknown role {role!r}; roles: {', '.join(ROLES)}")
-        if not name or not name.replace("_", "").replace("-", "").replace(".", "").isalnum():
-            raise AuthError(f"user name {name!r}: use letters, digits, '.', '_' or '-'")
+        if not USER_NAME.fullmatch(name):
+            raise AuthError(f"user name {name!r}: use up to 64 letters, digits, '.', '_' or "
+                            "'-', starting with a letter or digit")
         _check_password(password)
         salt = secrets.token_bytes(16)
         try:
             self._db().execute("INSERT INTO users(name, role, salt, hash, created_at) "
                                "VALUES (?,?,?,?,?)", (name, role, salt,
                                                       hash_password(password, salt),
-                                                      _now().isoformat()))
+                                                      self._clock().isoformat()))
         except sqlite3.IntegrityError:
             raise AuthError(f"user {name!r} already exists") from None
         self.journal.append("user_added", SYSTEM, None, {"user": name, "role": role}, by)
@@ -128,6 +162,33 @@ class Auth:
         self.journal.append("user_changed", SYSTEM, None, {"user": name, "change": "password"},
                             by)
 
+    def disable_user(self, name: str, by: str = "cli") -> None:
+        """Refuse the user's logins and end their sessions and personal tokens at once."""
+        db = self._db()
+        db.execute("BEGIN IMMEDIATE")  # all three or none
+        try:
+            if db.execute("UPDATE users SET disabled = 1 WHERE name = ?",
+                          (name,)).rowcount == 0:
+                raise AuthError(f"no user {name!r}")
+            sessions = db.execute("DELETE FROM sessions WHERE name = ?", (name,)).rowcount
+            tokens = db.execute("UPDATE tokens SET revoked = 1 WHERE name = ? AND revoked = 0",
+                                (name,)).rowcount
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+        self.journal.append("user_changed", SYSTEM, None,
+                            {"user": name, "change": "disabled", "sessions_ended": sessions,
+                             "tokens_revoked": tokens}, by)
+
+    def enable_user(self, name: str, by: str = "cli") -> None:
+        """Allow the user to log in again (revoked tokens stay revoked)."""
+        if self._db().execute("UPDATE users SET disabled = 0 WHERE name = ?",
+                              (name,)).rowcount == 0:
+            raise AuthError(f"no user {name!r}")
+        self.journal.append("user_changed", SYSTEM, None, {"user": name, "change": "enabled"},
+                            by)
+
     def users(self) -> list[dict[str, str | bool]]:
         rows = self._db().execute(
             "SELECT name, role, created_at, disabled FROM users ORDER BY name").fetchall()
@@ -135,43 +196,44 @@ class Auth:
                 for r in rows]
 
     # -- logins and sessions ----------------------------------------------------------------
-    def _failures(self, name: str, address: str) -> int:
-        since = (_now() - FAILURE_WINDOW).isoformat()
-        row = self._db().execute(
-            "SELECT count(*) FROM failures WHERE at > ? AND (name = ? OR address = ?)",
-            (since, name, address)).fetchone()
-        return int(row[0])
-
     def login(self, name: str, password: str, address: str = "") -> tuple[str, Session]:
-        """A new session token for a correct password; failures are counted and journaled."""
-        if self._failures(name, address) >= MAX_FAILURES:
-            self.journal.append("login_failed", SYSTEM, None,
-                                {"user": name, "address": address, "reason": "rate limited"},
-                                name)
-            raise RateLimited("too many failed logins; wait 15 minutes")
+        """A new session token for a correct password. Slow (scrypt): call it off the
+        event loop. Refused attempts are limited and counted (:mod:`roads.logins`)."""
+        typed = recorded_name(name)
+        try:
+            self.guard.check(typed, address)
+        except RateLimited:
+            self._refused(typed, address, "rate limited")
+            raise
         row = self._db().execute("SELECT role, salt, hash, disabled FROM users WHERE name = ?",
                                  (name,)).fetchone()
         # Hash even for an unknown user so timing does not reveal which names exist.
         salt = row[1] if row else b"\0" * 16
-        ok = hmac.compare_digest(hash_password(password, salt), row[2] if row else b"") \
-            and row is not None and not row[3]
-        if not ok:
-            self._db().execute("INSERT INTO failures VALUES (?,?,?)",
-                               (name, address, _now().isoformat()))
-            self.journal.append("login_failed", SYSTEM, None,
-                                {"user": name, "address": address, "reason": "bad credentials"},
-                                name)
+        matches = hmac.compare_digest(hash_password(password, salt), row[2] if row else b"")
+        if row is None or not matches or row[3]:
+            reason = "disabled user" if row is not None and matches else "bad credentials"
+            self.guard.failed(typed, address, reason)
+            self.guard.flush()
             raise AuthError("wrong user name or password")
+        self.guard.succeeded(typed, address)
         token, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
-        expires = _now() + timedelta(hours=SESSION_HOURS)
+        expires = self._clock() + timedelta(hours=SESSION_HOURS)
         self._db().execute("INSERT INTO sessions VALUES (?,?,?,?)",
                            (_digest(token), name, csrf, expires.isoformat()))
         self.journal.append("login", SYSTEM, None, {"user": name, "address": address}, name)
         return token, Session(name, row[0], csrf, expires)
 
+    def _refused(self, name: str, address: str, reason: str) -> None:
+        self.guard.refused(name, address, reason)
+        self.guard.flush()
+
+    def flush_refusals(self, force: bool = False) -> int:
+        """Journal the refused logins of ended windows (all of them when ``force``)."""
+        return self.guard.flush(force)
+
     def session(self, token: str | None) -> Session | None:
-        """The live session of a token; None when unknown or expired."""
-        if not token:
+        """The live session of a token; None when unknown, expired or the user disabled."""
+        if not token or not SESSION_TOKEN.fullmatch(token):
             return None
         row = self._db().execute(
             "SELECT s.name, u.role, s.csrf, s.expires_at, u.disabled FROM sessions s "
@@ -180,7 +242,7 @@ class Auth:
         if row is None or row[4]:
             return None
         expires = datetime.fromisoformat(row[3])
-        if expires <= _now():
+        if expires <= self._clock():
             self._db().execute("DELETE FROM sessions WHERE token_hash = ?", (_digest(token),))
             return None
         return Session(row[0], row[1], row[2], expires)
@@ -191,20 +253,110 @@ class Auth:
         if session is not None:
             self.journal.append("logout", SYSTEM, None, {"user": session.user}, session.user)
 
-    # -- API keys ---------------------------------------------------------------------------
+    # -- API keys and personal tokens -------------------------------------------------------
+    def _new_id(self) -> str:
+        """A key or token id no key and no token has (ids name both in ``revoke``)."""
+        while True:
+            candidate = secrets.token_hex(4)
+            if self._db().execute(
+                    "SELECT 1 FROM api_keys WHERE key_id = ? UNION ALL "
+                    "SELECT 1 FROM tokens WHERE token_id = ?",
+                    (candidate, candidate)).fetchone() is None:
+                return candidate
+
     def issue_key(self, table_id: str, by: str = "cli") -> str:
         """A new key for one table's card-reading shoe or system; shown once, stored hashed."""
-        key_id = secrets.token_hex(4)
+        key_id = self._new_id()
         key = f"rk_{key_id}_{secrets.token_urlsafe(32)}"
         self._db().execute("INSERT INTO api_keys(key_hash, key_id, table_id, created_by, "
                            "created_at) VALUES (?,?,?,?,?)",
-                           (_digest(key), key_id, table_id, by, _now().isoformat()))
+                           (_digest(key), key_id, table_id, by, self._clock().isoformat()))
         self.journal.append("api_key_issued", table_id, None, {"key_id": key_id}, by)
         return key
 
     def key_table(self, key: str) -> tuple[str, str] | None:
         """(table, key id) a key is scoped to; None for an unknown or revoked key."""
+        if credential_kind(key) != "key":
+            return None
         row = self._db().execute(
             "SELECT table_id, key_id FROM api_keys WHERE key_hash = ? AND revoked = 0",
             (_digest(key),)).fetchone()
         return None if row is None else (row[0], row[1])
+
+    def issue_token(self, name: str, by: str = "cli", days: int = TOKEN_DAYS) -> str:
+        """A personal token acting as ``name`` with ``name``'s role (``rt_<id>_<secret>``):
+        shown once, stored hashed, journaled; it expires after ``days``."""
+        if not 1 <= days <= 366:
+            raise AuthError(f"a token lasts 1 to 366 days (got {days})")
+        row = self._db().execute("SELECT disabled FROM users WHERE name = ?",
+                                 (name,)).fetchone()
+        if row is None:
+            raise AuthError(f"no user {name!r}")
+        if row[0]:
+            raise AuthError(f"user {name!r} is disabled")
+        token_id = self._new_id()
+        token = f"rt_{token_id}_{secrets.token_urlsafe(32)}"
+        expires = self._clock() + timedelta(days=days)
+        self._db().execute("INSERT INTO tokens(token_hash, token_id, name, created_by, "
+                           "created_at, expires_at) VALUES (?,?,?,?,?,?)",
+                           (_digest(token), token_id, name, by, self._clock().isoformat(),
+                            expires.isoformat()))
+        self.journal.append("token_issued", SYSTEM, None,
+                            {"user": name, "token_id": token_id,
+                             "expires_at": expires.isoformat()}, by)
+        return token
+
+    def token_session(self, token: str) -> Session | None:
+        """The session a personal token stands for; None when the token is unknown,
+        revoked or expired, or its user disabled."""
+        if credential_kind(token) != "token":
+            return None
+        row = self._db().execute(
+            "SELECT t.name, u.role, t.expires_at FROM tokens t JOIN users u ON u.name = t.name "
+            "WHERE t.token_hash = ? AND t.revoked = 0 AND u.disabled = 0",
+            (_digest(token),)).fetchone()
+        if row is None:
+            return None
+        expires = datetime.fromisoformat(row[2])
+        return Session(row[0], row[1], "", expires) if expires > self._clock() else None
+
+    def bearer_known(self, secret: str) -> bool:
+        """Whether a bearer secret is a live key or token (any table, any role)."""
+        kind = credential_kind(secret)
+        if kind == "key":
+            return self.key_table(secret) is not None
+        return kind == "token" and self.token_session(secret) is not None
+
+    def revoke(self, key_id: str, by: str = "cli") -> Literal["key", "token"]:
+        """Revoke an API key or a personal token by its id; returns which it was."""
+        db = self._db()
+        key = db.execute("SELECT table_id, revoked FROM api_keys WHERE key_id = ?",
+                         (key_id,)).fetchone()
+        token = db.execute("SELECT name, revoked FROM tokens WHERE token_id = ?",
+                           (key_id,)).fetchone()
+        found = key or token
+        if found is None:
+            raise AuthError(f"no API key or personal token with id {key_id!r}")
+        if found[1]:
+            raise AuthError(f"{key_id} is already revoked")
+        if key is not None:
+            db.execute("UPDATE api_keys SET revoked = 1 WHERE key_id = ?", (key_id,))
+            self.journal.append("api_key_revoked", key[0], None, {"key_id": key_id}, by)
+            return "key"
+        db.execute("UPDATE tokens SET revoked = 1 WHERE token_id = ?", (key_id,))
+        self.journal.append("token_revoked", SYSTEM, None,
+                            {"user": token[0], "token_id": key_id}, by)
+        return "token"
+
+    def credentials(self) -> list[Credential]:
+        """Every key and token ever issued (ids, never secrets), newest first."""
+        rows = self._db().execute(
+            "SELECT 'key', key_id, table_id, created_by, created_at, '', revoked FROM api_keys "
+            "UNION ALL SELECT 'token', token_id, name, created_by, created_at, expires_at, "
+            "revoked FROM tokens ORDER BY 5 DESC").fetchall()
+        return [Credential(kind=r[0], id=r[1], belongs_to=r[2], created_by=r[3] or "",
+                           created_at=r[4], expires_at=r[5], revoked=bool(r[6])) for r in rows]
+
+
+__all__ = ["PERMISSIONS", "ROLES", "Auth", "AuthError", "Credential", "LoginLimits", "RateLimited",
+           "Session", "credential_kind", "hash_password"]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from roads.auth import ROLES, Auth
+from roads.auth import ROLES, TOKEN_DAYS, Auth
 from roads.cli import DEFAULT_STORE, _emit_json, create_store, input_errors, main, open_store
 from roads.errors import InputError
 
@@ -66,7 +66,8 @@ def _password(prompt: bool) -> str:
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", type=click.IntRange(1, 65535), default=8050, show_default=True)
 @click.option("--config", "config_path", type=click.Path(path_type=Path, exists=True),
-              help="Site configuration (TOML): casino, logo, theme, language, tables.")
+              help="Site configuration (TOML): casino, logo, theme, language, tables, rule "
+                   "sets, https, trusted proxies, request limits (docs/security.md).")
 @click.option("--demo", is_flag=True, help="Deal simulated tables through the entry path.")
 @click.option("--demo-tables", type=click.IntRange(1, 200), default=6, show_default=True)
 @click.option("--pace", type=click.FloatRange(min=0.05), default=4.0, show_default=True,
@@ -84,6 +85,7 @@ def serve_cmd(store: Path, host: str, port: int, config_path: Path | None, demo:
     from dashboard.app import create_app
     from dashboard.config import load_config
     from dashboard.demo import start_demo
+    from dashboard.limits import server_options
 
     site = load_config(config_path)
     source = click.get_current_context().get_parameter_source("store")
@@ -110,14 +112,14 @@ def serve_cmd(store: Path, host: str, port: int, config_path: Path | None, demo:
     click.echo(f"Dashboard: http://{host}:{port}/   table screen: http://{host}:{port}/table/"
                f"{ctx.table_ids()[0] if ctx.table_ids() else 'T01'}   API: "
                f"http://{host}:{port}/openapi.json", err=False)
-    # Screens hold their sockets open: shut down after 3 s instead of waiting for them.
     uvicorn.run(app.server, host=host, port=port, log_level="warning",
-                ws_ping_interval=20, ws_ping_timeout=20, timeout_graceful_shutdown=3)
+                **server_options(ctx.site.limits))
 
 
 @main.group("users")
 def users_group() -> None:
-    """Accounts (dealer, supervisor, auditor, viewer, admin) and table API keys."""
+    """Accounts (dealer, supervisor, auditor, viewer, admin), table API keys and personal
+    tokens."""
 
 
 @users_group.command("add")
@@ -165,3 +167,63 @@ def users_list_cmd(store: Path, as_json: bool) -> None:
 def users_key_cmd(table_id: str, store: Path) -> None:
     """Issue an API key for one table (printed once; only its hash is kept)."""
     click.echo(_auth(store).issue_key(table_id))
+
+
+@users_group.command("token")
+@click.argument("name")
+@click.option("--days", type=click.IntRange(1, 366), default=TOKEN_DAYS, show_default=True,
+              help="Days until the token expires.")
+@_STORE
+@input_errors
+def users_token_cmd(name: str, days: int, store: Path) -> None:
+    """Issue a personal token acting as NAME with NAME's role, for scripts calling the API
+    (printed once; only its hash is kept; revoke it with `roads users revoke-key ID`)."""
+    click.echo(_auth(store).issue_token(name, days=days))
+
+
+@users_group.command("revoke-key")
+@click.argument("key_id", metavar="KEY-ID")
+@_STORE
+@input_errors
+def users_revoke_cmd(key_id: str, store: Path) -> None:
+    """Revoke an API key or a personal token by its id (the 8 hex digits after `rk_` or
+    `rt_`; `roads users keys` lists them). Takes effect at the next request."""
+    kind = _auth(store).revoke(key_id)
+    click.echo(f"{'API key' if kind == 'key' else 'personal token'} {key_id} revoked")
+
+
+@users_group.command("keys")
+@_STORE
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@input_errors
+def users_keys_cmd(store: Path, as_json: bool) -> None:
+    """List API keys and personal tokens: id, table or user, when issued (never secrets)."""
+    credentials = _auth(store).credentials()
+    if as_json:
+        _emit_json(credentials)
+        return
+    for c in credentials:
+        state = "revoked" if c["revoked"] else (f"expires {c['expires_at'][:10]}"
+                                                if c["expires_at"] else "")
+        click.echo(f"{c['id']}  {c['kind']:<5}  {c['belongs_to']:<20} "
+                   f"{c['created_at'][:19]}  {state}")
+
+
+@users_group.command("disable")
+@click.argument("name")
+@_STORE
+@input_errors
+def users_disable_cmd(name: str, store: Path) -> None:
+    """Disable a user: logins refused, sessions ended and personal tokens revoked at once."""
+    _auth(store).disable_user(name)
+    click.echo(f"user {name} disabled")
+
+
+@users_group.command("enable")
+@click.argument("name")
+@_STORE
+@input_errors
+def users_enable_cmd(name: str, store: Path) -> None:
+    """Let a disabled user log in again (revoked tokens stay revoked)."""
+    _auth(store).enable_user(name)
+    click.echo(f"user {name} enabled")

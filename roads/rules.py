@@ -9,13 +9,15 @@ mean exactly one thing.
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field, PlainValidator
 
 from roads.errors import InputError
+from roads.tomlfile import STRICT, known, parse, read_toml
 
 EndRule = Literal["finish-plus-one", "last-coup"]
 BurnRule = Literal["first-card", "none"]
@@ -239,7 +241,7 @@ def get_rules(name_or_path: str) -> RuleSet:
     )
 
 
-def _fraction(text: object, where: str) -> Fraction:
+def _fraction(text: object) -> Fraction:
     """Read ``"19:20"``, ``"5%"``, ``0.05`` or ``8`` as an exact fraction."""
     try:
         if isinstance(text, bool):
@@ -256,105 +258,116 @@ def _fraction(text: object, where: str) -> Fraction:
             return Fraction(s)
     except (ValueError, ZeroDivisionError):
         pass
-    raise RulesError(f"{where}: cannot read {text!r} as a payout/ratio (use e.g. '19:20', '5%')")
+    raise ValueError(f"cannot read {text!r} as a payout/ratio (use e.g. '19:20', '5%')")
 
 
-_KNOWN_KEYS = {
-    "": {"name", "base", "decks", "description", "payouts", "shoe", "table"},
-    "payouts": {
-        "banker", "banker_commission", "player", "tie", "pair", "dragon7", "panda8", "ez_push",
-    },
-    "shoe": {"cut_card_from_end", "end_rule", "burn_rule"},
-    "table": {
-        "boxes", "players_per_box", "tie_requires_main_bet", "one_pair_bet_per_coup",
-        "min_bet", "max_bet", "currency",
-    },
-}
+def _offered(value: object) -> Fraction | None:
+    """A side bet's payout, or ``false`` / ``"none"`` where the table does not offer it."""
+    return None if value is False or value == "none" else _fraction(value)
+
+
+def _cut(value: object) -> tuple[int, int]:
+    """``cut_card_from_end``: one position, or a ``[min, max]`` range drawn per shoe."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value, value
+    if isinstance(value, list) and len(value) == 2 and \
+            all(isinstance(c, int) and not isinstance(c, bool) for c in value):
+        return value[0], value[1]
+    raise ValueError("must be an integer or [min, max]")
+
+
+Ratio = Annotated[Fraction, PlainValidator(_fraction)]
+Offered = Annotated[Fraction | None, PlainValidator(_offered)]
+Positive = Annotated[int, Field(ge=1, le=1000)]
+Amount = Annotated[int, Field(ge=0)]
+
+
+class PayoutsFile(BaseModel):
+    """``[payouts]``: what each bet pays; a side bet ``false`` is not offered."""
+
+    model_config = STRICT
+    banker: Ratio | None = None
+    banker_commission: Ratio | None = None
+    player: Ratio | None = None
+    tie: Ratio | None = None
+    pair: Offered = None
+    dragon7: Offered = None
+    panda8: Offered = None
+    ez_push: bool | None = None
+
+
+class ShoeFile(BaseModel):
+    """``[shoe]``: where the cut card goes and what happens when it comes out."""
+
+    model_config = STRICT
+    cut_card_from_end: Annotated[tuple[int, int], PlainValidator(_cut)] | None = None
+    end_rule: EndRule | None = None
+    burn_rule: BurnRule | None = None
+
+
+class TableFile(BaseModel):
+    """``[table]``: metadata for screens and reports (it does not change the odds)."""
+
+    model_config = STRICT
+    boxes: Positive | None = None
+    players_per_box: Positive | None = None
+    tie_requires_main_bet: bool = False
+    one_pair_bet_per_coup: bool = False
+    min_bet: Amount | None = None
+    max_bet: Amount | None = None
+    currency: Annotated[str, Field(max_length=8)] | None = None
+
+
+class RuleSetFile(BaseModel):
+    """A custom rule-set file: a preset (``base``) and what differs from it."""
+
+    model_config = STRICT
+    name: str
+    base: Annotated[str, known("rule set", PRESETS)] = "standard-8"
+    decks: int | None = None
+    description: Annotated[str, Field(max_length=200)] | None = None
+    payouts: PayoutsFile = PayoutsFile()
+    shoe: ShoeFile = ShoeFile()
+    table: TableFile | None = None
+
+
+#: ``[payouts]`` keys whose RuleSet attribute is not ``<key>_payout``.
+_SAME_NAME = ("banker_commission", "ez_push")
 
 
 def load_rules(path: Path) -> RuleSet:
-    """Load a custom rule set from TOML, optionally starting from a preset (``base = ...``)."""
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise RulesError(f"{path}: no such rule-set file") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise RulesError(f"{path}: invalid TOML: {exc}") from None
-    return rules_from_dict(data, str(path))
+    """Load a custom rule set from TOML, starting from a preset (``base = ...``)."""
+    return rules_from_dict(read_toml(path, "rule-set", RulesError), str(path))
+
+
+def _describe_changes(spec: RuleSetFile) -> str:
+    """What a custom rule set without a description of its own is: its base and what differs
+    (the base's own description would describe the base, not this rule set)."""
+    changed = ["decks"] if spec.decks is not None else []
+    for section in ("payouts", "shoe", "table"):
+        part = getattr(spec, section)
+        if part is not None:
+            changed += [f"{section}.{key}" for key in sorted(part.model_fields_set)]
+    return (f"custom, based on {spec.base}"
+            + (f"; changes {', '.join(changed)}" if changed else "; no changes"))
 
 
 def rules_from_dict(data: dict[str, Any], where: str) -> RuleSet:
     """Build a rule set from the TOML structure; errors name ``where`` and the field."""
-    for section, keys in _KNOWN_KEYS.items():
-        table = data if section == "" else data.get(section, {})
-        if not isinstance(table, dict):
-            raise RulesError(f"{where}: [{section}] must be a table")
-        unknown = set(table) - keys
-        if unknown:
-            prefix = f"{section}." if section else ""
-            raise RulesError(f"{where}: unknown field {prefix}{sorted(unknown)[0]}")
-    if "name" not in data:
-        raise RulesError(f"{where}: missing field name")
-    base_name = data.get("base", "standard-8")
-    if base_name not in PRESETS:
-        raise RulesError(f"{where}: base: unknown rule set {base_name!r}")
-    base = PRESETS[base_name]
-    changes: dict[str, Any] = {"name": data["name"], "source": where,
-                               "description": _describe_changes(data, base_name)}
-    if "description" in data:
-        changes["description"] = str(data["description"])
-    if "decks" in data:
-        if not isinstance(data["decks"], int) or isinstance(data["decks"], bool):
-            raise RulesError(f"{where}: decks must be an integer")
-        changes["decks"] = data["decks"]
-    pay = data.get("payouts", {})
-    for key, attr in (("banker", "banker_payout"), ("player", "player_payout"),
-                      ("tie", "tie_payout"), ("banker_commission", "banker_commission")):
-        if key in pay:
-            changes[attr] = _fraction(pay[key], f"{where}: payouts.{key}")
-    for key in ("pair", "dragon7", "panda8"):
-        if key in pay:
-            value = pay[key]
-            off = value is False or value == "none"
-            changes[f"{key}_payout"] = None if off else _fraction(value, f"{where}: payouts.{key}")
-    if "ez_push" in pay:
-        changes["ez_push"] = _bool(pay["ez_push"], f"{where}: payouts.ez_push")
-    shoe = data.get("shoe", {})
-    if "cut_card_from_end" in shoe:
-        cut = shoe["cut_card_from_end"]
-        if isinstance(cut, int) and not isinstance(cut, bool):
-            changes["cut_card_from_end"] = (cut, cut)
-        elif isinstance(cut, list) and len(cut) == 2 and all(isinstance(c, int) for c in cut):
-            changes["cut_card_from_end"] = (cut[0], cut[1])
-        else:
-            raise RulesError(f"{where}: shoe.cut_card_from_end must be an integer or [min, max]")
-    for key in ("end_rule", "burn_rule"):
-        if key in shoe:
-            changes[key] = shoe[key]
-    table = data.get("table", {})
-    if table:
-        info = {k: getattr(base.table, k) for k in _KNOWN_KEYS["table"]}
-        info.update(table)
-        changes["table"] = TableInfo(**info)
+    spec = parse(RuleSetFile, data, where, RulesError)
+    base = PRESETS[spec.base]
+    changes: dict[str, Any] = {"name": spec.name, "source": where,
+                               "description": spec.description or _describe_changes(spec)}
+    if spec.decks is not None:
+        changes["decks"] = spec.decks
+    for key in spec.payouts.model_fields_set:
+        changes[key if key in _SAME_NAME else f"{key}_payout"] = getattr(spec.payouts, key)
+    for key in spec.shoe.model_fields_set:
+        changes[key] = getattr(spec.shoe, key)
+    if spec.table is not None:
+        given = {k: getattr(spec.table, k) for k in spec.table.model_fields_set}
+        changes["table"] = replace(base.table, **given)
     try:
         return replace(base, **changes)
     except RulesError as exc:
         raise RulesError(f"{where}: {exc}") from None
-    except TypeError as exc:
-        raise RulesError(f"{where}: {exc}") from None
-
-
-def _describe_changes(data: dict[str, Any], base_name: str) -> str:
-    """What a custom rule set without a description of its own is: its base and what differs
-    (the base's own description would describe the base, not this rule set)."""
-    changed = ["decks"] if "decks" in data else []
-    for section in ("payouts", "shoe", "table"):
-        changed += [f"{section}.{key}" for key in data.get(section, {})]
-    return (f"custom, based on {base_name}"
-            + (f"; changes {', '.join(changed)}" if changed else "; no changes"))
-
-
-def _bool(value: object, where: str) -> bool:
-    if not isinstance(value, bool):
-        raise RulesError(f"{where}: must be true or false")
-    return value

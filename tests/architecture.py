@@ -93,10 +93,10 @@ def check(root: Path) -> list[Violation]:
     """Every breach of the rules in the packages ``roads`` and ``dashboard`` under ``root``."""
     found: list[Violation] = []
     names: dict[str, list[str]] = defaultdict(list)
-    paths = [p for package in ("roads", "dashboard") for p in sorted((root / package)
+    files = [p for package in ("roads", "dashboard") for p in sorted((root / package)
                                                                     .rglob("*.py"))]
-    modules = {_module_name(root, p) for p in paths}
-    for path in paths:
+    modules = {_module_name(root, p) for p in files}
+    for path in files:
         if True:
             module = _module_name(root, path)
             tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
@@ -124,8 +124,8 @@ def check(root: Path) -> list[Violation]:
                 for line in _parquet_reads(tree):
                     found.append(Violation(module, line, "reads Parquet files: only the store "
                                                          "reads coup files"))
-    for stem, modules in sorted(names.items()):
-        if len(modules) > 1:
-            found.append(Violation(modules[1], 1, f"the module name {stem!r} is used twice "
-                                                  f"({', '.join(modules)})"))
+    for stem, holders in sorted(names.items()):
+        if len(holders) > 1:
+            found.append(Violation(holders[1], 1, f"the module name {stem!r} is used twice "
+                                                  f"({', '.join(holders)})"))
     return found

@@ -48,8 +48,9 @@ MANIFEST = "manifest.json"
 SIGNATURE = "manifest.sig"
 CHECKPOINTS = "checkpoints.jsonl"
 STORE_KEY = "store-key.pub"
-LOGIN_KINDS = ("login", "login_failed", "logout", "logins_refused", "user_added",
-               "user_changed", "user_disabled", "user_enabled", "token_issued", "key_revoked")
+LOGIN_KINDS = ("login", "login_failed", "logout", "login_refused", "user_added",
+               "user_changed", "user_disabled", "user_enabled", "token_issued",
+               "token_revoked", "api_key_revoked")
 
 
 def _content_columns(prefix: str) -> dict[str, pl.DataType]:
@@ -107,23 +108,48 @@ class Slice:
                          self.day or self.end)
 
 
-def csv_ready(frame: pl.DataFrame) -> pl.DataFrame:
-    """Lists of cards as space-separated codes, times as ISO 8601: plain, portable CSV."""
+#: A cell starting with one of these is a formula (or becomes one) in a spreadsheet: OWASP's
+#: CSV-injection rule. Such a cell is written with a leading ``'``, which spreadsheets show
+#: as text; the Parquet and JSONL files keep the exact value.
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+#: The manifest's note that CSV and XLSX cells are escaped (bundles before it were not).
+INERT_CELLS = "owasp-formula-prefix"
+
+
+def _text_may_start_formula(dtype: pl.DataType) -> bool:
+    """Whether a column's text form can start like a formula: free text can; an enum (or a
+    list of one, joined) only when one of its categories does (cards and outcomes never)."""
+    inner = dtype.inner if isinstance(dtype, pl.List) else dtype
+    if isinstance(inner, pl.Enum):
+        return any(c.startswith(FORMULA_START) for c in inner.categories.to_list())
+    return isinstance(inner, pl.String | pl.Categorical)
+
+
+def _inert(text: pl.Expr) -> pl.Expr:
+    return pl.when(text.str.slice(0, 1).is_in(FORMULA_START)).then(pl.lit("'") + text) \
+        .otherwise(text)
+
+
+def csv_ready(frame: pl.DataFrame, inert: bool = True) -> pl.DataFrame:
+    """Lists of cards as space-separated codes, times as ISO 8601, and (``inert``) text a
+    spreadsheet would run as a formula escaped: plain, portable, inert CSV. Numbers stay
+    numbers (a negative total is a number, not text to escape)."""
     out = []
     for name, dtype in frame.schema.items():
         col = pl.col(name)
         if isinstance(dtype, pl.List):
-            out.append(col.cast(pl.List(pl.String)).list.join(" ").alias(name))
+            text = col.cast(pl.List(pl.String)).list.join(" ")
         elif isinstance(dtype, pl.Datetime):
-            out.append(col.dt.to_string("%Y-%m-%dT%H:%M:%S%.6fZ").alias(name))
-        elif isinstance(dtype, pl.Enum | pl.Categorical):
-            out.append(col.cast(pl.String))
+            text = col.dt.to_string("%Y-%m-%dT%H:%M:%S%.6fZ")
+        elif isinstance(dtype, pl.Enum | pl.Categorical | pl.String):
+            text = col.cast(pl.String)
         else:
             out.append(col)
+            continue
+        out.append((_inert(text) if inert and _text_may_start_formula(dtype) else text)
+                   .alias(name))
     return frame.select(out)
 
-
-_csv_ready = csv_ready
 
 
 def data_digest(files: dict[str, dict[str, Any]]) -> str:
@@ -176,21 +202,29 @@ def journal_frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
 
 
 def _xlsx(path: Path, coups: Path, tables: dict[str, pl.DataFrame]) -> None:
-    """One workbook, one sheet per table, the coups streamed from their Parquet file in
-    batches (split at Excel's 1,048,575 data rows a sheet)."""
+    """One workbook, one sheet per table, the coups streamed from their Parquet file one
+    row group at a time (split at Excel's 1,048,575 data rows a sheet). Cells are the CSV's
+    (formulas escaped) and xlsxwriter turns no string into a formula or a link."""
     import pyarrow.parquet as pq
     import xlsxwriter
 
     limit = 1_048_575
 
     def frames() -> Iterator[tuple[str, pl.DataFrame]]:
-        for batch in pq.ParquetFile(coups).iter_batches(batch_size=100_000):
-            yield "coups", csv_ready(pl.from_arrow(batch))  # type: ignore[arg-type]
+        # Row group by row group: pyarrow cannot stream batches of list-of-dictionary
+        # columns across row groups ("nested data conversions not implemented for chunked
+        # array outputs"); a row group is one written chunk, so memory stays bounded.
+        parquet = pq.ParquetFile(coups)
+        for group in range(parquet.num_row_groups):
+            chunk = pl.from_arrow(parquet.read_row_group(group))
+            yield "coups", csv_ready(chunk)  # type: ignore[arg-type]
         for name, frame in tables.items():
             yield name, csv_ready(frame)
 
     with xlsxwriter.Workbook(str(path), {"constant_memory": True,
-                                         "strings_to_numbers": False}) as book:
+                                         "strings_to_numbers": False,
+                                         "strings_to_formulas": False,
+                                         "strings_to_urls": False}) as book:
         sheets: dict[str, tuple[Any, int, int]] = {}  # name -> (sheet, next row, part)
         for name, frame in frames():
             for row in frame.iter_rows():
@@ -360,6 +394,7 @@ def export_bundle(store: Store, what: Slice, out: Path, exported_by: str,
                        **({"page_format": page_format} if "pdf" in formats else {}),
                        **({"logins": True} if logins else {})},
         "data_digest": digest,
+        "cells": INERT_CELLS,
         "files": files,
         "store_key": hashlib.sha256(store.read.public_key()).hexdigest(),
         "journal": {

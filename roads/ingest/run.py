@@ -29,6 +29,7 @@ from typing import Any
 import polars as pl
 
 from roads.errors import InputError
+from roads.faults import point
 from roads.files import publish, publish_text, sha256
 from roads.ingest.fastcsv import parse_csv, read_bytes
 from roads.ingest.readers import ReadOptions, detect_format, raw_rows, read
@@ -36,7 +37,6 @@ from roads.ingest.validate import QUARANTINE_SCHEMA, Parsed, check, parse_staged
 from roads.rules import RuleSet
 from roads.schema import CONTENT, COUP_KEY, SHOE_KEY, SHOES, conform, same_content
 from roads.store import Store, Written
-from roads.faults import point
 
 CONFLICT = "conflicts with the stored coup (different content)"
 LIVE_SHOE = "the shoe is a live shoe of the journal (open or sealed); an import never adds to it"

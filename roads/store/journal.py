@@ -36,7 +36,8 @@ KINDS = ("shoe_opened", "coup_entered", "coup_voided", "coup_amended", "shoe_clo
          "shoe_sealed", "data_purged", "data_exported", "table_closed", "correction_requested",
          "correction_rejected", "user_added", "user_changed", "api_key_issued", "login",
          "login_failed", "logout", "import_committed", "files_published", "store_compacted",
-         "user_disabled", "user_enabled", "key_revoked", "token_issued", "logins_refused")
+         "user_disabled", "user_enabled", "login_refused", "token_issued", "token_revoked",
+         "api_key_revoked")
 #: Events that publish or remove stored files (the store's catalogue is their replay).
 FILE_KINDS = ("shoe_sealed", "import_committed", "files_published", "store_compacted",
               "data_purged")

@@ -39,10 +39,10 @@ from typing import Any, Final
 import numpy as np
 import polars as pl
 
+from roads import faults
 from roads.errors import InputError
 from roads.files import fsync_dir, publish_text, temporary_name
 from roads.schema import SCHEMA_VERSION, SHOE_KEY, conform, provenance, shoe_runs
-from roads import faults
 from roads.store import catalog, checkpoint
 from roads.store.catalog import UNDATED, FileEntry
 from roads.store.digest import table_digest
