@@ -5,7 +5,12 @@ request models, say) does not load the rest.
 """
 
 from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the names as the type checker sees them
+    from dashboard.app import create_app
+    from dashboard.config import SiteConfig, load_config
+    from dashboard.context import Context
 
 _WHERE = {
     "create_app": "dashboard.app",
@@ -13,7 +18,7 @@ _WHERE = {
     "SiteConfig": "dashboard.config",
     "load_config": "dashboard.config",
 }
-__all__ = sorted(_WHERE)
+__all__ = ["Context", "SiteConfig", "create_app", "load_config"]
 
 
 def __getattr__(name: str) -> Any:

@@ -54,8 +54,7 @@ def authenticate(ctx: Context, request: Request, authorization: str | None) -> A
     secret = secret.strip()
     if scheme.lower() == "bearer" and secret:
         if secret.startswith("rt_"):
-            lookup = getattr(ctx.auth, "token_session", None)
-            session = lookup(secret) if lookup is not None else None
+            session = ctx.auth.token_session(secret)
             if session is not None:
                 return Actor.user(session.user, session.role)
         else:

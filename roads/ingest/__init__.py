@@ -6,7 +6,14 @@ request models, say) does not load the rest.
 """
 
 from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the names as the type checker sees them
+    from roads.ingest.engine_batches import batch_tables
+    from roads.ingest.entry import CoupEntry, EntryError, ShoeContext, canonical_fields, check_coup
+    from roads.ingest.readers import ReadOptions
+    from roads.ingest.run import IngestResult, ingest
+    from roads.ingest.sources import from_api, from_dealer, from_operator
 
 _WHERE = {
     "ingest": "roads.ingest.run",
@@ -22,7 +29,9 @@ _WHERE = {
     "from_dealer": "roads.ingest.sources",
     "batch_tables": "roads.ingest.engine_batches",
 }
-__all__ = sorted(_WHERE)
+__all__ = ["CoupEntry", "EntryError", "IngestResult", "ReadOptions", "ShoeContext",
+           "batch_tables", "canonical_fields", "check_coup", "from_api", "from_dealer",
+           "from_operator", "ingest"]
 
 
 def __getattr__(name: str) -> Any:

@@ -5,7 +5,18 @@ request models, say) does not load the rest.
 """
 
 from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the names as the type checker sees them
+    from roads.scale.engines import (
+        SparkOptions,
+        roads_local,
+        roads_spark,
+        simulate_local,
+        simulate_spark,
+        stats_local,
+        stats_spark,
+    )
 
 _WHERE = {
     "SparkOptions": "roads.scale.engines",
@@ -16,7 +27,8 @@ _WHERE = {
     "simulate_local": "roads.scale.engines",
     "simulate_spark": "roads.scale.engines",
 }
-__all__ = sorted(_WHERE)
+__all__ = ["SparkOptions", "roads_local", "roads_spark", "simulate_local", "simulate_spark",
+           "stats_local", "stats_spark"]
 
 
 def __getattr__(name: str) -> Any:

@@ -6,7 +6,15 @@ request models, say) does not load the rest.
 """
 
 from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the names as the type checker sees them
+    from roads.stats.integrity import integrity_checks
+    from roads.stats.odds_series import odds_series
+    from roads.stats.partials import finalize, partial
+    from roads.stats.per_shoe import shoe_summary
+    from roads.stats.randomness import randomness_tests
+    from roads.stats.report import report, shoe_odds
 
 _WHERE = {
     "report": "roads.stats.report",
@@ -18,7 +26,8 @@ _WHERE = {
     "partial": "roads.stats.partials",
     "finalize": "roads.stats.partials",
 }
-__all__ = sorted(_WHERE)
+__all__ = ["finalize", "integrity_checks", "odds_series", "partial", "randomness_tests",
+           "report", "shoe_odds", "shoe_summary"]
 
 
 def __getattr__(name: str) -> Any:
