@@ -65,11 +65,20 @@ def test_shoe_ids_from_the_api(server: Server, shoe_id: str, words: str) -> None
 
 
 @pytest.mark.parametrize(("shoe_id", "words"), [
-    ("x" * 100_000, "ids have at most 64"), ("S/1", "may hold only letters"),
+    ("x" * 80, "ids have at most 64"), ("S/1", "may hold only letters"),
     ("S1\tX", "may hold only letters"), ("*", "may hold only letters")])
 def test_shoe_ids_from_the_operator_screen(server: Server, shoe_id: str, words: str) -> None:
     ok, message = Operator(server).act(action="open_shoe", shoe_id=shoe_id)
     assert not ok and words in message
+    assert server.ctx.service.table_state("T1").status == "idle"
+
+
+def test_a_huge_shoe_id_is_refused_before_it_is_read(server: Server) -> None:
+    csrf = server.login("dealer")
+    r = server.client.post("/operator/T1/action", json={"action": "open_shoe",
+                                                        "shoe_id": "x" * 100_000},
+                           headers={"X-CSRF-Token": csrf})
+    assert r.status_code == 413 and "at most" in r.json()["detail"]
     assert server.ctx.service.table_state("T1").status == "idle"
 
 

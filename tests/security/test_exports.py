@@ -27,7 +27,8 @@ from roads.store import Store
 from tests.floor import DEALER, Floor
 from tests.security.conftest import PASSWORD, Site
 
-TABLE, SHOE = "=1+2", "@SUM(A1)"  # ingested ids
+TABLE, SHOE = "=1+2", "@SUM(A1)"  # ids an import offers (refused: ids are plain names)
+IMPORTER = "+cmd|' /C calc'!A0"  # who ran the import (free text, stored with each coup)
 REASON = '=HYPERLINK("http://evil.example","click")'
 TYPED = "-2+3"  # typed into the login form as a user name
 CARDS = CoupEntry(player_cards=("9h", "Kd"), banker_cards=("5s", "2c"))
@@ -41,8 +42,9 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
     s = floor.store
     csv = root / "import.csv"
     csv.write_text(f'table_id,shoe_id,coup,outcome\n"{TABLE}","{SHOE}",1,B\n'
-                   f'"{TABLE}","{SHOE}",2,P\n', encoding="utf-8")
-    ingest([csv], s, ReadOptions(), get_rules("standard-8"))
+                   f'"{TABLE}","{SHOE}",2,P\nT9,H1,1,B\nT9,H1,2,P\n', encoding="utf-8")
+    result = ingest([csv], s, ReadOptions(), get_rules("standard-8"), actor=IMPORTER)
+    assert result.quarantined == 2  # formula-like ids never become a table or a shoe
     auth = Auth(s.root, s.journal)
     auth.add_user("ana", "dealer", PASSWORD)
     for shoe in ("S1", "S2"):  # two sealed card-level shoes (the XLSX crash)
@@ -72,13 +74,13 @@ def _text(cell: ElementTree.Element) -> str | None:
 
 def test_planted_formulas_are_inert_in_csv_and_xlsx(store: Store, tmp_path: Path) -> None:
     out = tmp_path / "bundle"
-    export_bundle(store, Slice(), out, "auditor", formats=("xlsx",))
+    # An audit export that asks for the logins (a typed name is among them).
+    export_bundle(store, Slice(), out, "auditor", formats=("xlsx",), logins=True)
     manifest = verify(out)  # the escaped CSVs still verify against the Parquet twins
     assert manifest["cells"] == "owasp-formula-prefix"
     csv = {name: (out / f"{name}.csv").read_text(encoding="utf-8")
            for name in ("coups", "shoes", "corrections", "journal")}
-    assert f"'{TABLE}" in csv["coups"] and f"'{SHOE}" in csv["coups"]
-    assert f"'{TABLE}" in csv["shoes"]
+    assert f"'{IMPORTER}" in csv["coups"] and TABLE not in csv["coups"]
     assert "'=HYPERLINK(" in csv["corrections"]
     assert TYPED in csv["journal"]  # inside the event's JSON payload
     for name, text in csv.items():
@@ -86,14 +88,15 @@ def test_planted_formulas_are_inert_in_csv_and_xlsx(store: Store, tmp_path: Path
             for cell in row:
                 assert cell is None or not cell.startswith(FORMULA_START), (name, cell)
     # Parquet and JSONL keep the exact text.
-    assert set(pl.read_parquet(out / "coups.parquet")["table_id"]) == {TABLE, "T1"}
+    assert set(pl.read_parquet(out / "coups.parquet")["table_id"]) == {"T9", "T1"}
+    assert IMPORTER in set(pl.read_parquet(out / "coups.parquet")["entered_by"])
     assert pl.read_parquet(out / "corrections.parquet")["reason"].to_list() == [REASON]
     assert json.dumps(REASON) in (out / "journal.jsonl").read_text(encoding="utf-8")
     # The workbook: no formula anywhere, the planted text as text, coup numbers as numbers.
     cells = _cells(out / "bundle.xlsx")
     assert not [c for c in cells if c.find(f"{MAIN}f") is not None]
     texts = {_text(c) for c in cells}
-    assert {f"'{TABLE}", f"'{SHOE}", f"'{REASON}"} <= texts
+    assert {f"'{IMPORTER}", f"'{REASON}"} <= texts
     assert not [t for t in texts if t and t.startswith(FORMULA_START)]
     numbers = [c for c in cells if c.get("t") is None and c.find(f"{MAIN}v") is not None]
     assert numbers, "numeric columns are written as numbers"
