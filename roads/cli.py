@@ -522,12 +522,18 @@ def check_cmd(store: Path, table_id: str | None, shoe_id: str | None, start: dat
 @main.command("export")
 @click.option("--store", type=click.Path(path_type=Path), default=DEFAULT_STORE,
               show_default=True, help="Store directory.")
-@click.option("--table", "table_id", help="Table (with --date, or alone with --from/--to).")
+@click.option("--table", "table_id", help="A table: all of it, or with --date / --from --to.")
 @click.option("--shoe", "shoe_id", help="One shoe (with --table when ids repeat).")
 @click.option("--date", "day", type=click.DateTime(formats=["%Y-%m-%d"]),
-              help="One table-day (UTC).")
-@click.option("--from", "start", type=click.DateTime(formats=["%Y-%m-%d"]), help="First day.")
+              help="One table-day (UTC): the shoes that began that day.")
+@click.option("--from", "start", type=click.DateTime(formats=["%Y-%m-%d"]),
+              help="First day (the shoes that began from then on).")
 @click.option("--to", "end", type=click.DateTime(formats=["%Y-%m-%d"]), help="Last day.")
+@click.option("--all", "everything", is_flag=True,
+              help="The whole store (shoes with no recorded time included).")
+@click.option("--logins", is_flag=True,
+              help="Also the logins and account changes of the journal range (an audit "
+                   "export; otherwise they are redacted).")
 @click.option("--out", type=click.Path(path_type=Path), required=True,
               help="New directory for the bundle.")
 @click.option("--sign", "key_file", type=click.Path(path_type=Path),
@@ -543,16 +549,18 @@ def check_cmd(store: Path, table_id: str | None, shoe_id: str | None, start: dat
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @input_errors
 def export_cmd(store: Path, table_id: str | None, shoe_id: str | None, day: datetime | None,
-               start: datetime | None, end: datetime | None, out: Path,
-               key_file: Path | None, exported_by: str, formats: str, page_format: str,
-               casino: str | None, quiet: bool) -> None:
-    """Write a verifiable bundle: a PDF report, and coups, shoes, corrections and journal
-    events as CSV and Parquet (and XLSX), with manifest.json (SHA-256 of every file) and an
-    optional signature."""
+               start: datetime | None, end: datetime | None, everything: bool, logins: bool,
+               out: Path, key_file: Path | None, exported_by: str, formats: str,
+               page_format: str, casino: str | None, quiet: bool) -> None:
+    """Write a verifiable bundle of whole shoes: a PDF report, and coups, shoes, corrections
+    and journal events as CSV and Parquet (and XLSX), with manifest.json (SHA-256 of every
+    file), the store's signed checkpoints and an optional signature."""
     from roads.audit.bundle import Slice, export_bundle
 
-    if shoe_id is None and day is None and start is None and end is None:
-        raise InputError("choose --shoe S, --table T --date D, or --from D --to D")
+    chosen_slice = (table_id, shoe_id, day, start, end)
+    if everything == any(v is not None for v in chosen_slice):
+        raise InputError("choose --shoe S, --table T (with --date D or --from/--to), "
+                         "--from D --to D, or --all")
     if day is not None and table_id is None:
         raise InputError("--date needs --table (a table-day)")
     what = Slice(table_id, shoe_id, day.date() if day else None,
@@ -562,7 +570,7 @@ def export_cmd(store: Path, table_id: str | None, shoe_id: str | None, day: date
                              tuple(f for f in chosen if f in ("pdf", "xlsx")) +
                              tuple(f for f in chosen if f not in ("pdf", "xlsx", "csv",
                                                                   "parquet")),
-                             page_format, casino, progress=not quiet)
+                             page_format, casino, progress=not quiet, logins=logins)
     rows = manifest["files"]["coups.parquet"]["rows"]
     click.echo(f"exported {rows:,} coups, {manifest['journal']['events']:,} journal events "
                f"into {out}" + (" (signed)" if key_file else ""))

@@ -335,8 +335,22 @@ class Reader:
                 out = out.filter(day >= sel.start)
             if sel.end is not None:
                 out = out.filter(day <= sel.end)
-            return out.unique(["table_id", "shoe_id"], keep="first", maintain_order=True)
+            out = out.unique(["table_id", "shoe_id"], keep="first", maintain_order=True)
+            return self._corrected_counts(out, snap)
         return self._retrying(read, sel, "shoes")
+
+    def _corrected_counts(self, shoes: pl.DataFrame, snap: Snapshot) -> pl.DataFrame:
+        """Shoe rows of shoes a correction touched count their coups after it (a voided
+        double entry was never dealt); the others are as stored."""
+        touched = {k for k in snap.touched
+                   if k in set(shoes.select("table_id", "shoe_id").iter_rows())}
+        if not touched:
+            return shoes
+        counts = self.coups(Selection(shoes=frozenset(touched))).group_by(
+            "table_id", "shoe_id").agg(pl.len().cast(pl.Int16).alias("_n"))
+        return shoes.join(counts, on=["table_id", "shoe_id"], how="left",
+                          maintain_order="left").with_columns(
+            pl.coalesce("_n", "coups").alias("coups")).drop("_n")
 
     def stored_coups(self, keys: pl.DataFrame) -> pl.DataFrame:
         """The stored coups (as entered) of the shoes in ``keys`` (``table_id, shoe_id``):

@@ -222,7 +222,7 @@ def test_a_pdf_of_too_many_coups_is_refused_before_writing(store: Store, tmp_pat
     import roads.audit.bundle as bundle
 
     monkeypatch.setattr(bundle, "PDF_MAX_COUPS", 3)
-    with pytest.raises(InputError, match="a PDF of 5 coups"):
+    with pytest.raises(InputError, match="a PDF of 4 coups"):
         export_bundle(store, Slice(table_id="T1", shoe_id="S1"), tmp_path / "b", "x",
                       formats=("pdf",))
     assert not (tmp_path / "b").exists()  # refused before anything was written
