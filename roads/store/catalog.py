@@ -29,7 +29,16 @@ CREATE TABLE IF NOT EXISTS catalog_shoes (
     table_id TEXT NOT NULL, shoe_id TEXT NOT NULL, path TEXT NOT NULL,
     PRIMARY KEY (table_id, shoe_id, path));
 CREATE INDEX IF NOT EXISTS catalog_shoes_path ON catalog_shoes(path);
+CREATE TABLE IF NOT EXISTS shoe_index (
+    table_id TEXT NOT NULL, shoe_id TEXT NOT NULL, path TEXT NOT NULL, rules TEXT,
+    decks INTEGER, coups INTEGER, started_at TEXT, ended_at TEXT, source TEXT,
+    PRIMARY KEY (table_id, shoe_id, path));
+CREATE INDEX IF NOT EXISTS shoe_index_started ON shoe_index(started_at);
+CREATE INDEX IF NOT EXISTS shoe_index_path ON shoe_index(path);
 """
+#: The shoe rows the index keeps of every stored shoes file (what the history pages list).
+INDEX_COLUMNS = ("table_id", "shoe_id", "rules", "decks", "coups", "started_at", "ended_at",
+                 "source")
 UNDATED = "undated"
 
 
@@ -65,11 +74,15 @@ def install(db: sqlite3.Connection) -> None:
 
 
 def record(db: sqlite3.Connection, seq: int, at: str, added: Sequence[FileEntry],
-           shoes: dict[str, Iterable[tuple[str, str]]], removed: Sequence[str] = ()) -> None:
-    """Apply one file event to the derived tables (inside the event's transaction)."""
+           shoes: dict[str, Iterable[tuple[str, str]]], removed: Sequence[str] = (),
+           index: dict[str, Sequence[tuple[object, ...]]] | None = None) -> None:
+    """Apply one file event to the derived tables (inside the event's transaction).
+
+    ``index``: the shoe rows (:data:`INDEX_COLUMNS`) of each added shoes file."""
     for path in removed:
         db.execute("DELETE FROM catalog WHERE path = ?", (path,))
         db.execute("DELETE FROM catalog_shoes WHERE path = ?", (path,))
+        db.execute("DELETE FROM shoe_index WHERE path = ?", (path,))
     for f in added:
         db.execute("INSERT OR REPLACE INTO catalog VALUES (?,?,?,?,?,?,?,?,?,?)",
                    (f.path, f.table, f.sha256, f.bytes, f.rows, f.content, f.day, f.source,
@@ -77,6 +90,9 @@ def record(db: sqlite3.Connection, seq: int, at: str, added: Sequence[FileEntry]
         db.execute("DELETE FROM catalog_shoes WHERE path = ?", (f.path,))
         db.executemany("INSERT OR IGNORE INTO catalog_shoes VALUES (?,?,?)",
                        [(t, s, f.path) for t, s in shoes.get(f.path, ())])
+        db.execute("DELETE FROM shoe_index WHERE path = ?", (f.path,))
+        db.executemany("INSERT OR IGNORE INTO shoe_index VALUES (?,?,?,?,?,?,?,?,?)",
+                       [(r[0], r[1], f.path, *r[2:]) for r in (index or {}).get(f.path, ())])
 
 
 _COLUMNS = "path, tbl, sha256, bytes, rows, content, day, source, kept_since"

@@ -352,6 +352,73 @@ class Reader:
                           maintain_order="left").with_columns(
             pl.coalesce("_n", "coups").alias("coups")).drop("_n")
 
+    def shoe_page(self, table_id: str | None = None, start: date | None = None,
+                  end: date | None = None, still_open: bool | None = None, offset: int = 0,
+                  limit: int = 50) -> tuple[pl.DataFrame, int]:
+        """One page of the record's shoes, newest first, and how many match: the journaled
+        shoes not yet sealed (open ones first), then the stored shoes from the shoe index
+        (never their files), so a page of 100,000 shoes costs one indexed query.
+
+        ``still_open``: True for the shoes in play only, False for the closed ones only."""
+        db = self.store.journal.reader()
+        db.execute("BEGIN")
+        try:
+            live, open_keys = self._journaled(db, Selection(table_id))
+            where, args = ["1=1"], []
+            if table_id is not None:
+                where.append("table_id = ?")
+                args.append(table_id)
+            if start is not None:
+                where.append("substr(started_at, 1, 10) >= ?")
+                args.append(start.isoformat())
+            if end is not None:
+                where.append("substr(started_at, 1, 10) <= ?")
+                args.append(end.isoformat())
+            clause = " AND ".join(where)
+            stored_total = 0 if still_open else int(db.execute(
+                f"SELECT count(*) FROM (SELECT 1 FROM shoe_index WHERE {clause} "
+                "GROUP BY table_id, shoe_id)", args).fetchone()[0])
+            fixes = [_event(r) for r in db.execute(
+                f"{_SELECT} WHERE kind IN ('coup_voided', 'coup_amended') ORDER BY seq")]
+            journaled = [shoe_frames(events)[1].with_columns(
+                pl.lit(key in open_keys).alias("open")) for key, events in live.items()
+                if still_open is None or (key in open_keys) == still_open]
+            journaled_rows = pl.concat(journaled) if journaled else pl.DataFrame(
+                schema={**SHOES, "open": pl.Boolean})
+            day = journaled_rows["started_at"].dt.date()
+            if start is not None:
+                journaled_rows = journaled_rows.filter(day >= start)
+                day = journaled_rows["started_at"].dt.date()
+            if end is not None:
+                journaled_rows = journaled_rows.filter(day <= end)
+            journaled_rows = journaled_rows.sort("open", "started_at", descending=True,
+                                                 nulls_last=True)
+            first = journaled_rows.slice(offset, limit)
+            want = limit - first.height
+            skip = max(0, offset - journaled_rows.height)
+            stored_rows: list[tuple[Any, ...]] = []
+            if want > 0 and not still_open:
+                stored_rows = db.execute(
+                    f"SELECT table_id, shoe_id, min(rules), min(decks), sum(coups), "
+                    f"min(started_at), max(ended_at), min(source) FROM shoe_index WHERE "
+                    f"{clause} GROUP BY table_id, shoe_id ORDER BY min(started_at) DESC, "
+                    "table_id, shoe_id LIMIT ? OFFSET ?", [*args, want, skip]).fetchall()
+        finally:
+            db.execute("COMMIT")
+        stored = _index_frame(stored_rows)
+        live_page = first.select(*PAGE_COLUMNS).with_columns(
+            pl.col("source").cast(pl.String)).cast(PAGE_COLUMNS)  # type: ignore[arg-type]
+        page = pl.concat([live_page, stored])
+        touched = touched_shoes(fixes)
+        snap = Snapshot([], fixes, touched, {})
+        return self._corrected_counts(page, snap), journaled_rows.height + stored_total
+
+    def tables(self) -> list[str]:
+        """Every table of the record: stored shoes' tables and the journal's."""
+        db = self.store.journal.reader()
+        stored = {r[0] for r in db.execute("SELECT DISTINCT table_id FROM shoe_index")}
+        return sorted(stored | set(self.store.journal.tables()))
+
     def stored_coups(self, keys: pl.DataFrame) -> pl.DataFrame:
         """The stored coups (as entered) of the shoes in ``keys`` (``table_id, shoe_id``):
         only the files the catalogue says hold them are read."""
@@ -458,3 +525,20 @@ def outcome_columns(path: Path, name: str | None = None) -> pa.Table:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+PAGE_COLUMNS = {"table_id": pl.String, "shoe_id": pl.String, "rules": pl.String,
+                "decks": pl.Int8, "coups": pl.Int16, "started_at": pl.Datetime("us", "UTC"),
+                "ended_at": pl.Datetime("us", "UTC"), "source": pl.String, "open": pl.Boolean}
+
+
+def _index_frame(rows: list[tuple[Any, ...]]) -> pl.DataFrame:
+    """Shoe index rows (times as ISO text) as a page of shoes (closed: not open)."""
+    frame = pl.DataFrame(rows, schema={"table_id": pl.String, "shoe_id": pl.String,
+                                       "rules": pl.String, "decks": pl.Int64,
+                                       "coups": pl.Int64, "started_at": pl.String,
+                                       "ended_at": pl.String, "source": pl.String},
+                         orient="row")
+    return frame.with_columns(
+        pl.col("started_at", "ended_at").str.to_datetime(time_unit="us", time_zone="UTC"),
+        pl.lit(False).alias("open")).cast(PAGE_COLUMNS)  # type: ignore[arg-type]

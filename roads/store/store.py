@@ -88,14 +88,17 @@ class Written:
 
     entry: FileEntry
     shoes: tuple[tuple[str, str], ...]
+    index: tuple[tuple[Any, ...], ...] = ()  # a shoes file's rows for the shoe index
 
     def to_json(self) -> dict[str, Any]:
-        return {"entry": self.entry.to_json(), "shoes": [list(k) for k in self.shoes]}
+        return {"entry": self.entry.to_json(), "shoes": [list(k) for k in self.shoes],
+                "index": [list(r) for r in self.index]}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Written:
         return cls(FileEntry.from_json(data["entry"]),
-                   tuple((str(t), str(s)) for t, s in data["shoes"]))
+                   tuple((str(t), str(s)) for t, s in data["shoes"]),
+                   tuple(tuple(r) for r in data.get("index", ())))
 
 
 def write_part(root: Path, part: Part, source: str) -> Written:
@@ -109,7 +112,17 @@ def write_part(root: Path, part: Part, source: str) -> Written:
     shoes = tuple((str(t), str(s)) for t, s in frame.select(*SHOE_KEY).unique(
         maintain_order=True).iter_rows()) if part.table == "coups" else ()
     return Written(FileEntry(part.path, part.table, sha, size, frame.height, digest, part.day,
-                             source), shoes)
+                             source), shoes, shoe_index_rows(frame) if part.table == "shoes"
+                   else ())
+
+
+def shoe_index_rows(shoes: pl.DataFrame) -> tuple[tuple[Any, ...], ...]:
+    """A shoes file's rows as the shoe index keeps them (times as ISO text, UTC)."""
+    iso = "%Y-%m-%dT%H:%M:%S%.6f+00:00"
+    return tuple(shoes.select(
+        "table_id", "shoe_id", "rules", pl.col("decks").cast(pl.Int64),
+        pl.col("coups").cast(pl.Int64), pl.col("started_at").dt.to_string(iso),
+        pl.col("ended_at").dt.to_string(iso), pl.col("source").cast(pl.String)).iter_rows())
 
 
 class Store:
@@ -186,7 +199,8 @@ class Store:
         with self.journal.transaction() as tx:
             event = tx.append(kind, table_id, shoe_id, body, actor)
             catalog.record(tx.db, event.seq, event.at, entries,
-                           {w.entry.path: w.shoes for w in written}, removed)
+                           {w.entry.path: w.shoes for w in written}, removed,
+                           {w.entry.path: w.index for w in written if w.index})
         faults.point("store:committed")
         if sign:
             self.checkpoint()

@@ -38,6 +38,7 @@ from roads.store.digest import coups_digest, shoe_digests, table_digest
 from roads.store.journal import FILE_KINDS, Event
 from roads.store.journaled import shoe_frames
 from roads.store.layout import data_files, temporary_files
+from roads.store.store import shoe_index_rows
 
 if TYPE_CHECKING:
     from roads.store.store import Store
@@ -211,8 +212,15 @@ def _held_twice(store: Store, intact: list[FileEntry], report: Report) -> None:
                        f"coups of this shoe are stored in more than one file ({', '.join(paths)})")
     shoe_rows: Counter[tuple[str, str]] = Counter()
     for e in (e for e in intact if e.table == "shoes"):
-        rows = pl.read_parquet(store.root / e.path, columns=["table_id", "shoe_id"])
-        shoe_rows.update((str(t), str(s)) for t, s in rows.iter_rows())
+        frame = pl.read_parquet(store.root / e.path)
+        shoe_rows.update((str(t), str(s)) for t, s in frame.select("table_id", "shoe_id")
+                         .iter_rows())
+        indexed = {tuple(r) for r in db.execute(
+            f"SELECT {', '.join(catalog.INDEX_COLUMNS)} FROM shoe_index WHERE path = ?",
+            (e.path,))}
+        if indexed != set(shoe_index_rows(frame)):
+            report.add("catalogue", e.path, "the shoe index does not list this file's shoes "
+                                            "as the file holds them")
     for (table_id, shoe_id), n in sorted(shoe_rows.items()):
         if n > 1:
             report.add("held twice", f"{table_id}/{shoe_id}", f"{n} shoe rows for one shoe")
