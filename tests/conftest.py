@@ -8,7 +8,10 @@ from typing import Any
 
 import pytest
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
+#: The nearest ``shared`` folder above the repository (``../shared`` of a checkout, also from a
+#: git worktree one level deeper).
+SHARED = next((p / "shared" for p in Path(__file__).resolve().parents if (p / "shared").is_dir()),
+              Path(__file__).resolve().parents[2] / "shared")
 
 
 @pytest.fixture(scope="session")
