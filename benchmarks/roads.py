@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from roads.board import DERIVED, Board
-from roads.board import kernel as k
+from roads.board import machine as k
 from roads.board.bulk import store_roads
 from roads.engine import deal_batch, shoe_seeds
 from roads.rules import get_rules

@@ -1,6 +1,6 @@
 """A shoe's scoreboard: Bead Plate, Big Road, the three derived roads and the ask road.
 
-:class:`Board` wraps the compiled state machine of :mod:`roads.board.kernel` and turns its
+:class:`Board` wraps the compiled state machine of :mod:`roads.board.machine` and turns its
 arrays into cells that remember the coup they came from. Appending a coup is O(1), so a live
 table keeps one Board per shoe; a stored shoe is built by appending its coups in order.
 """
@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from roads.board import kernel as k
+from roads.board import machine as k
 from roads.errors import InputError
 
 LeadingTies = Literal["first-cell", "own-column"]

@@ -8,7 +8,7 @@ over shoes, because a pure expression/numpy formulation needs a dozen passes ove
 million rows and measured 1.4 M coups/s here, against the 10 M target.
 
 It works on logical columns only — the derived roads never depend on the 6-row drawing —
-and is written independently of :mod:`roads.board.kernel`: the tests hold the two equal on
+and is written independently of :mod:`roads.board.machine`: the tests hold the two equal on
 thousands of shoes, the fixtures and the edge cases.
 """
 
