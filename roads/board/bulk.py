@@ -23,7 +23,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from roads.board.board import LEADING_TIES, LeadingTies
+from roads.board.board import LeadingTies, check_leading_ties
 from roads.errors import InputError
 from roads.parquet_io import parts as part_files
 from roads.parquet_io import scan
@@ -234,18 +234,13 @@ def _to_frame(table: pa.Table) -> pl.DataFrame:
     return frame.cast(SHOE_ROADS)  # type: ignore[arg-type]
 
 
-def _check_convention(leading_ties: str) -> None:
-    if leading_ties not in LEADING_TIES:
-        raise InputError(f"leading-ties convention must be one of {', '.join(LEADING_TIES)}")
-
-
 def shoe_roads(coups: pl.DataFrame, leading_ties: LeadingTies = "first-cell") -> pl.DataFrame:
     """Per-shoe roads for a batch of whole shoes (canonical ``coups`` columns).
 
     Needs ``table_id``, ``shoe_id``, ``coup`` and ``outcome``; rows may come in any order
     (they are sorted when a shoe is not contiguous and in coup order).
     """
-    _check_convention(leading_ties)
+    check_leading_ties(leading_ties)
     if coups.is_empty():
         return pl.DataFrame(schema=SHOE_ROADS)
     frame = coups.select("table_id", "shoe_id", "coup", pl.col("outcome").cast(Outcome))
@@ -308,7 +303,7 @@ def store_roads(store: Path, leading_ties: LeadingTies = "first-cell") -> pl.Dat
     keys are read as Parquet dictionaries so shoes are found by integer codes. A shoe found
     in more than one file is recomputed from all of its rows together.
     """
-    _check_convention(leading_ties)
+    check_leading_ties(leading_ties)
     files = part_files(store, "coups")
     if not files:
         return pl.DataFrame(schema=SHOE_ROADS)

@@ -1,23 +1,27 @@
 """The roads as a compiled state machine: one coup in, every road updated in O(1).
 
-One implementation serves both uses: a live table appends coup by coup (``append``), and a
-stored shoe or a whole dataset folds the same ``append`` over its coups (``build``,
-``build_batch``). The rules are those of ROADS.md; the Big Road and the three derived roads
-share one drawing routine (``_place``).
+One implementation serves every use: a live table appends coup by coup (``append``), a
+stored shoe folds the same ``append`` over its coups (``append_text``, ``append_rows``), and
+the benchmark's batch of full boards runs it per shoe in parallel (``build_batch``). The
+rules are those of ROADS.md; the Big Road and the three derived roads share one drawing
+routine (``_place``).
 
-State of one board (capacity ``cap`` coups), as plain arrays so numba can own them:
+A board's whole state is **one flat int32 array** (``new_state``), so a call from Python
+passes a single argument (numba's dispatch cost grows with every array argument, and on a
+per-shoe path it is most of the cost) and the JSON writer of :mod:`roads.board.encode` reads
+the same array. Layout, for a capacity of ``cap`` coups (``layout`` gives the offsets):
 
-- ``ints`` (int64[_N_INTS]): scalar counters, see the ``I_*`` indices.
-- ``entries`` (int32[cap, 7]): Big Road entries in order: coup, col, row, logical column,
-  logical row, ties, label (0 Banker, 1 Player, 2 own-column leading-tie cell).
-- ``col_len`` (int32[cap]): length of every logical column.
-- ``tie_of`` (int32[cap]): for a tie coup, the Big Road entry it is counted on (-1: none
-  yet or not a tie).
-- ``marks`` (int32[3, cap, 4]): derived-road marks per road (k = 1, 2, 3): source entry,
-  col, row, colour (0 red, 1 blue).
-- ``grid`` (uint8[4, 6, cap + 8]): occupied cells of the Big Road and the derived roads.
-- ``draw`` (int64[4, 5]): per drawn road: current col, current row, column start col,
-  turned (in a dragon tail), last label (-1 before the first cell).
+- header (``HEADER`` ints): counters at the indices named below, then the drawing state of
+  the four drawn roads (g = 0 Big Road, k = 1..3): current col, current row, column start
+  col, turned (in a dragon tail), last label (-1 before the first cell).
+- coups (cap x ``COUP_FIELDS``): outcome (0 Banker, 1 Player, 2 Tie), player pair, banker
+  pair, natural (-1 not recorded, 0, 1), player total, banker total (-1 not recorded).
+- entries (cap x ``ENTRY_FIELDS``): Big Road entries in order: coup, col, row, logical
+  column, logical row, ties, label (0 Banker, 1 Player, 2 own-column leading-tie cell).
+- column lengths (cap): length of every logical column.
+- marks (3 x cap x ``MARK_FIELDS``): derived-road marks of road k = 1..3: source entry, col,
+  row, colour (0 red, 1 blue).
+- grid (4 x 6 x (cap + 8)): taken cells of the Big Road and the derived roads.
 """
 
 from __future__ import annotations
@@ -28,32 +32,118 @@ import numpy as np
 BANKER, PLAYER, TIE = 0, 1, 2
 RED, BLUE = 0, 1
 ROWS = 6
-# ints indices
-I_COUPS, I_ENTRIES, I_COLS, I_PENDING, I_OWN_COLUMN, I_CAP = 0, 1, 2, 3, 4, 5
-I_MARKS = 6  # 6, 7, 8: marks on road k = 1, 2, 3
-_N_INTS = 9
-# draw columns
-D_COL, D_ROW, D_START, D_TURNED, D_LAST = 0, 1, 2, 3, 4
+NOT_RECORDED = -1
 NO_CELL = -1
 
+# header: counters
+COUPS, ENTRIES, COLUMNS, PENDING, OWN_COLUMN, CAPACITY = 0, 1, 2, 3, 4, 5
+MARKS = 6  # 6, 7, 8: marks on road k = 1, 2, 3
+BANKER_WINS, PLAYER_WINS, TIE_COUPS = 9, 10, 11
+BANKER_PAIRS, PLAYER_PAIRS, NATURALS = 12, 13, 14
+LONGEST_BANKER, LONGEST_PLAYER, DRAGONS = 15, 16, 17
+# header: drawing state of road g at DRAW + DRAW_FIELDS * g
+DRAW, DRAW_FIELDS = 20, 5
+D_COL, D_ROW, D_START, D_TURNED, D_LAST = 0, 1, 2, 3, 4
+HEADER = 40
 
-def new_state(capacity: int, own_column: bool) -> tuple[np.ndarray, ...]:
+COUP_FIELDS = 6
+C_OUTCOME, C_PLAYER_PAIR, C_BANKER_PAIR, C_NATURAL, C_PLAYER_TOTAL, C_BANKER_TOTAL = range(6)
+ENTRY_FIELDS = 7
+E_COUP, E_COL, E_ROW, E_COLUMN, E_DEPTH, E_TIES, E_LABEL = range(7)
+MARK_FIELDS = 4
+M_ENTRY, M_COL, M_ROW, M_COLOUR = range(4)
+GRID_SLACK = 8  # a drawn column never passes the number of cells; the scans read one past
+
+
+def layout(cap: int) -> tuple[int, int, int, int, int, int, int]:
+    """Where the sections of a state of capacity ``cap`` start: (capacity, coups, entries,
+    column lengths, marks, grid, end = the state's size). Helpers take this tuple, computed
+    once per call: reading the capacity back from the state after every write would cost
+    more than the work."""
+    coups = HEADER
+    entries = coups + COUP_FIELDS * cap
+    lengths = entries + ENTRY_FIELDS * cap
+    marks = lengths + cap
+    grid = marks + 3 * MARK_FIELDS * cap
+    return cap, coups, entries, lengths, marks, grid, grid + 4 * ROWS * (cap + GRID_SLACK)
+
+
+L_CAP, L_COUPS, L_ENTRIES, L_LENGTHS, L_MARKS, L_GRID, L_END = range(7)
+Layout = tuple[int, int, int, int, int, int, int]
+_layout = nb.njit(cache=True, inline="always")(layout)
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def layout_of(state: np.ndarray) -> Layout:
+    """The layout of a state (from its capacity)."""
+    return _layout(state[CAPACITY])
+
+
+def new_state(capacity: int, own_column: bool) -> np.ndarray:
     """Empty board state for up to ``capacity`` coups."""
-    ints = np.zeros(_N_INTS, dtype=np.int64)
-    ints[I_OWN_COLUMN] = int(own_column)
-    ints[I_CAP] = capacity
-    entries = np.zeros((capacity, 7), dtype=np.int32)
-    col_len = np.zeros(capacity, dtype=np.int32)
-    tie_of = np.full(capacity, -1, dtype=np.int32)
-    marks = np.zeros((3, capacity, 4), dtype=np.int32)
-    grid = np.zeros((4, ROWS, capacity + 8), dtype=np.uint8)
-    draw = np.zeros((4, 5), dtype=np.int64)
-    draw[:, D_LAST] = -1
-    return ints, entries, col_len, tie_of, marks, grid, draw
+    state = np.zeros(layout(capacity)[L_END], dtype=np.int32)
+    state[OWN_COLUMN] = own_column
+    state[CAPACITY] = capacity
+    state[DRAW + D_LAST : DRAW + 4 * DRAW_FIELDS : DRAW_FIELDS] = -1
+    return state
 
 
 @nb.njit(cache=True, nogil=True)
-def _next_cell(grid: np.ndarray, draw: np.ndarray, g: int, label: int) -> tuple[int, int]:
+def _empty_state(capacity: int, own_column: bool) -> np.ndarray:
+    state = np.zeros(_layout(capacity)[L_END], dtype=np.int32)
+    state[OWN_COLUMN] = 1 if own_column else 0
+    state[CAPACITY] = capacity
+    for g in range(4):
+        state[DRAW + DRAW_FIELDS * g + D_LAST] = -1
+    return state
+
+
+@nb.njit(cache=True, nogil=True)
+def grow(old: np.ndarray, new: np.ndarray) -> None:
+    """Copy a board into the empty state ``new`` of a larger capacity."""
+    o, n = layout_of(old), layout_of(new)
+    cap, big = o[L_CAP], n[L_CAP]
+    new[:HEADER] = old[:HEADER]
+    new[CAPACITY] = big
+    # coups, entries, column lengths: the same rows, more room after them
+    new[n[L_COUPS] : n[L_COUPS] + COUP_FIELDS * cap] = old[o[L_COUPS] : o[L_ENTRIES]]
+    new[n[L_ENTRIES] : n[L_ENTRIES] + ENTRY_FIELDS * cap] = old[o[L_ENTRIES] : o[L_LENGTHS]]
+    new[n[L_LENGTHS] : n[L_LENGTHS] + cap] = old[o[L_LENGTHS] : o[L_MARKS]]
+    for k in range(3):
+        size = MARK_FIELDS * cap
+        dst = n[L_MARKS] + k * MARK_FIELDS * big
+        new[dst : dst + size] = old[o[L_MARKS] + k * size : o[L_MARKS] + (k + 1) * size]
+    width, wide = cap + GRID_SLACK, big + GRID_SLACK
+    for line in range(4 * ROWS):
+        new[n[L_GRID] + line * wide : n[L_GRID] + line * wide + width] = \
+            old[o[L_GRID] + line * width : o[L_GRID] + (line + 1) * width]
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def coup_at(lay: Layout, i: int) -> int:
+    """Index of coup ``i`` in the state."""
+    return lay[L_COUPS] + COUP_FIELDS * i
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def entry_at(lay: Layout, e: int) -> int:
+    """Index of Big Road entry ``e`` in the state."""
+    return lay[L_ENTRIES] + ENTRY_FIELDS * e
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def mark_at(lay: Layout, k: int, m: int) -> int:
+    """Index of mark ``m`` of derived road ``k`` (1..3) in the state."""
+    return lay[L_MARKS] + MARK_FIELDS * ((k - 1) * lay[L_CAP] + m)
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _cell_at(lay: Layout, g: int, row: int, col: int) -> int:
+    return lay[L_GRID] + (g * ROWS + row) * (lay[L_CAP] + GRID_SLACK) + col
+
+
+@nb.njit(cache=True, nogil=True)
+def _next_cell(state: np.ndarray, lay: Layout, g: int, label: int) -> tuple[int, int]:
     """Where road ``g`` would draw its next cell with ``label`` (no change to the state).
 
     Same label: one row down, unless that is past row 5 or taken, in which case the streak
@@ -61,187 +151,245 @@ def _next_cell(grid: np.ndarray, draw: np.ndarray, g: int, label: int) -> tuple[
     column right of where the previous column started, skipping right past columns whose
     top cell an older tail has taken.
     """
-    occ = grid[g]
-    last = draw[g, D_LAST]
+    d = DRAW + DRAW_FIELDS * g
+    last = state[d + D_LAST]
     if last == label:
-        col = draw[g, D_COL]
-        row = draw[g, D_ROW]
-        if draw[g, D_TURNED] == 0 and row + 1 < ROWS and occ[row + 1, col] == 0:
+        col = state[d + D_COL]
+        row = state[d + D_ROW]
+        if state[d + D_TURNED] == 0 and row + 1 < ROWS and \
+                state[_cell_at(lay, g, row + 1, col)] == 0:
             return col, row + 1
         col += 1
-        while occ[row, col] != 0:
+        while state[_cell_at(lay, g, row, col)] != 0:
             col += 1
         return col, row
-    col = 0 if last == -1 else draw[g, D_START] + 1
-    while occ[0, col] != 0:
+    col = 0 if last == -1 else state[d + D_START] + 1
+    while state[_cell_at(lay, g, 0, col)] != 0:
         col += 1
     return col, 0
 
 
 @nb.njit(cache=True, nogil=True)
-def _place(grid: np.ndarray, draw: np.ndarray, g: int, label: int) -> tuple[int, int]:
+def _place(state: np.ndarray, lay: Layout, g: int, label: int) -> tuple[int, int]:
     """Draw the next cell of road ``g`` and record it."""
-    col, row = _next_cell(grid, draw, g, label)
-    if draw[g, D_LAST] == label:
-        if col != draw[g, D_COL]:
-            draw[g, D_TURNED] = 1
+    col, row = _next_cell(state, lay, g, label)
+    d = DRAW + DRAW_FIELDS * g
+    if state[d + D_LAST] == label:
+        if col != state[d + D_COL]:
+            state[d + D_TURNED] = 1
     else:
-        draw[g, D_START] = col
-        draw[g, D_TURNED] = 0
-    grid[g, row, col] = 1
-    draw[g, D_COL] = col
-    draw[g, D_ROW] = row
-    draw[g, D_LAST] = label
+        state[d + D_START] = col
+        state[d + D_TURNED] = 0
+    state[_cell_at(lay, g, row, col)] = 1
+    state[d + D_COL] = col
+    state[d + D_ROW] = row
+    state[d + D_LAST] = label
     return col, row
 
 
 @nb.njit(cache=True, nogil=True)
-def derived_colour(col_len: np.ndarray, c: int, r: int, k: int) -> int:
+def derived_colour(state: np.ndarray, lay: Layout, c: int, r: int, k: int) -> int:
     """Colour of the mark road ``k`` adds for a Big Road entry at logical (c, r); -1: none.
 
     New column (r = 0): red iff len(c-1) == len(c-1-k). Going down: with p = len(c-k),
     blue iff p == r (the straight drop p < r is red).
     """
+    lengths = lay[L_LENGTHS]
     if r == 0:
         if c < k + 1:
             return -1
-        return RED if col_len[c - 1] == col_len[c - 1 - k] else BLUE
+        return RED if state[lengths + c - 1] == state[lengths + c - 1 - k] else BLUE
     if c < k:
         return -1
-    return BLUE if col_len[c - k] == r else RED
+    return BLUE if state[lengths + c - k] == r else RED
 
 
 @nb.njit(cache=True, nogil=True)
-def _logical_position(ints: np.ndarray, entries: np.ndarray, col_len: np.ndarray,
-                      outcome: int) -> tuple[int, int]:
+def _logical_position(state: np.ndarray, lay: Layout, outcome: int) -> tuple[int, int]:
     """Logical (column, row) a Banker/Player entry would take: down the streak if the
     winner repeats, else the top of a new column."""
-    n = ints[I_ENTRIES]
-    last_label = entries[n - 1, 6] if n > 0 else -1
+    n = state[ENTRIES]
+    last_label = state[entry_at(lay, n - 1) + E_LABEL] if n > 0 else -1
     if last_label == outcome:
-        c = ints[I_COLS] - 1
-        return c, col_len[c]
-    return ints[I_COLS], 0
+        c = state[COLUMNS] - 1
+        return c, state[lay[L_LENGTHS] + c]
+    return state[COLUMNS], 0
 
 
 @nb.njit(cache=True, nogil=True)
-def append(
-    ints: np.ndarray, entries: np.ndarray, col_len: np.ndarray, tie_of: np.ndarray,
-    marks: np.ndarray, grid: np.ndarray, draw: np.ndarray, outcome: int,
-) -> None:
-    """Add one coup (0 Banker, 1 Player, 2 Tie) to every road."""
-    coup = ints[I_COUPS]
-    ints[I_COUPS] = coup + 1
-    n = ints[I_ENTRIES]
+def _record(state: np.ndarray, lay: Layout, outcome: int, player_pair: int,
+            banker_pair: int, natural: int, player_total: int, banker_total: int) -> int:
+    """Store the coup itself and its counts; returns its index."""
+    coup: int = state[COUPS]
+    state[COUPS] = coup + 1
+    at = coup_at(lay, coup)
+    state[at + C_OUTCOME] = outcome
+    state[at + C_PLAYER_PAIR] = player_pair
+    state[at + C_BANKER_PAIR] = banker_pair
+    state[at + C_NATURAL] = natural
+    state[at + C_PLAYER_TOTAL] = player_total
+    state[at + C_BANKER_TOTAL] = banker_total
+    state[BANKER_WINS + outcome] += 1
+    if player_pair == 1:
+        state[PLAYER_PAIRS] += 1
+    if banker_pair == 1:
+        state[BANKER_PAIRS] += 1
+    if natural == 1:
+        state[NATURALS] += 1
+    return coup
+
+
+@nb.njit(cache=True, nogil=True)
+def _append(state: np.ndarray, lay: Layout, outcome: int, player_pair: int,
+            banker_pair: int, natural: int, player_total: int, banker_total: int) -> None:
+    coup = _record(state, lay, outcome, player_pair, banker_pair, natural, player_total,
+                   banker_total)
+    n = state[ENTRIES]
     if outcome == TIE:
         if n > 0:
-            entries[n - 1, 5] += 1
-            tie_of[coup] = n - 1
+            state[entry_at(lay, n - 1) + E_TIES] += 1
             return
-        if ints[I_OWN_COLUMN] == 0:
-            ints[I_PENDING] += 1  # counted on the first cell once it exists
+        if state[OWN_COLUMN] == 0:
+            state[PENDING] += 1  # counted on the first cell once it exists
             return
         # own-column: a tie-only cell at (0, 0), a logical column of length 1
-        col, row = _place(grid, draw, 0, TIE)
-        entries[0, 0], entries[0, 1], entries[0, 2] = coup, col, row
-        entries[0, 3], entries[0, 4], entries[0, 5], entries[0, 6] = 0, 0, 1, TIE
-        col_len[0] = 1
-        ints[I_COLS] = 1
-        ints[I_ENTRIES] = 1
-        tie_of[coup] = 0
+        col, row = _place(state, lay, 0, TIE)
+        e = entry_at(lay, 0)
+        state[e + E_COUP], state[e + E_COL], state[e + E_ROW] = coup, col, row
+        state[e + E_COLUMN], state[e + E_DEPTH] = 0, 0
+        state[e + E_TIES], state[e + E_LABEL] = 1, TIE
+        state[lay[L_LENGTHS]] = 1
+        state[COLUMNS] = 1
+        state[ENTRIES] = 1
         return
-    c, r = _logical_position(ints, entries, col_len, outcome)
+    c, r = _logical_position(state, lay, outcome)
     if r == 0:
-        ints[I_COLS] = c + 1
-    col_len[c] = r + 1
-    col, row = _place(grid, draw, 0, outcome)
-    e = entries[n]
-    e[0], e[1], e[2], e[3], e[4], e[5], e[6] = coup, col, row, c, r, 0, outcome
-    if n == 0 and ints[I_PENDING] > 0:
-        e[5] = ints[I_PENDING]
-        for t in range(coup):
-            tie_of[t] = 0
-    ints[I_ENTRIES] = n + 1
+        state[COLUMNS] = c + 1
+    state[lay[L_LENGTHS] + c] = r + 1
+    longest = LONGEST_BANKER + outcome
+    state[longest] = max(state[longest], r + 1)
+    if r == ROWS:  # the streak just reached 7: a dragon
+        state[DRAGONS] += 1
+    col, row = _place(state, lay, 0, outcome)
+    e = entry_at(lay, n)
+    state[e + E_COUP], state[e + E_COL], state[e + E_ROW] = coup, col, row
+    state[e + E_COLUMN], state[e + E_DEPTH] = c, r
+    state[e + E_TIES], state[e + E_LABEL] = state[PENDING], outcome  # leading ties, if any
+    state[PENDING] = 0
+    state[ENTRIES] = n + 1
     # own-column: the leading-tie column counts for the derived roads like any other.
     for k in range(1, 4):
-        colour = derived_colour(col_len, c, r, k)
+        colour = derived_colour(state, lay, c, r, k)
         if colour >= 0:
-            m = ints[I_MARKS + k - 1]
-            mcol, mrow = _place(grid, draw, k, colour)
-            marks[k - 1, m, 0] = n
-            marks[k - 1, m, 1] = mcol
-            marks[k - 1, m, 2] = mrow
-            marks[k - 1, m, 3] = colour
-            ints[I_MARKS + k - 1] = m + 1
+            i = state[MARKS + k - 1]
+            mcol, mrow = _place(state, lay, k, colour)
+            at = mark_at(lay, k, i)
+            state[at + M_ENTRY], state[at + M_COL] = n, mcol
+            state[at + M_ROW], state[at + M_COLOUR] = mrow, colour
+            state[MARKS + k - 1] = i + 1
 
 
 @nb.njit(cache=True, nogil=True)
-def ask(
-    ints: np.ndarray, entries: np.ndarray, col_len: np.ndarray, grid: np.ndarray,
-    draw: np.ndarray, outcome: int, out: np.ndarray,
-) -> None:
+def append(state: np.ndarray, outcome: int, player_pair: int, banker_pair: int,
+           natural: int, player_total: int, banker_total: int) -> None:
+    """Add one coup (0 Banker, 1 Player, 2 Tie; -1 for what is not recorded) to every road.
+
+    The caller guarantees room for one more coup (``COUPS < CAPACITY``).
+    """
+    _append(state, layout_of(state), outcome, player_pair, banker_pair, natural,
+            player_total, banker_total)
+
+
+@nb.njit(cache=True, nogil=True)
+def ask(state: np.ndarray, outcome: int) -> tuple[int, int, int, int, int, int, int, int,
+                                                  int, int, int]:
     """What the next coup would add if it were ``outcome`` (0 Banker, 1 Player).
 
-    ``out`` (int64[4, 3]): row 0 the Big Road cell (col, row, -); rows 1-3 the derived
-    roads (colour or -1, col, row).
+    The Big Road cell (col, row), then per derived road k = 1..3: colour (-1: no mark),
+    col, row (``NO_CELL`` when no mark).
     """
-    c, r = _logical_position(ints, entries, col_len, outcome)
-    col, row = _next_cell(grid, draw, 0, outcome)
-    out[0, 0], out[0, 1], out[0, 2] = col, row, 0
+    lay = layout_of(state)
+    c, r = _logical_position(state, lay, outcome)
+    col, row = _next_cell(state, lay, 0, outcome)
+    out = np.full(9, NO_CELL, dtype=np.int64)
     for k in range(1, 4):
-        colour = derived_colour(col_len, c, r, k)
-        out[k, 0] = colour
+        colour = derived_colour(state, lay, c, r, k)
+        out[3 * k - 3] = colour
         if colour >= 0:
-            mcol, mrow = _next_cell(grid, draw, k, colour)
-            out[k, 1], out[k, 2] = mcol, mrow
-        else:
-            out[k, 1], out[k, 2] = NO_CELL, NO_CELL
+            out[3 * k - 2], out[3 * k - 1] = _next_cell(state, lay, k, colour)
+    return (col, row, out[0], out[1], out[2], out[3], out[4], out[5], out[6], out[7],
+            out[8])
+
+
+_WHITESPACE = np.zeros(256, dtype=np.bool_)
+_WHITESPACE[[9, 10, 11, 12, 13, 28, 29, 30, 31, 32]] = True  # str.isspace() on ASCII
+_CODE = np.full(256, -1, dtype=np.int8)
+for _letters, _code in (("Bb", BANKER), ("Pp", PLAYER), ("Tt", TIE)):
+    for _ch in _letters:
+        _CODE[ord(_ch)] = _code
 
 
 @nb.njit(cache=True, nogil=True)
-def append_many(
-    ints: np.ndarray, entries: np.ndarray, col_len: np.ndarray, tie_of: np.ndarray,
-    marks: np.ndarray, grid: np.ndarray, draw: np.ndarray, outcomes: np.ndarray,
-) -> None:
-    for i in range(outcomes.shape[0]):
-        append(ints, entries, col_len, tie_of, marks, grid, draw, outcomes[i])
+def from_text(text: np.ndarray, own_column: bool) -> tuple[np.ndarray, int]:
+    """A new board of every outcome of ASCII ``text`` (B/P/T in either case, whitespace
+    ignored), and the number of coups; or an empty state and minus the 1-based position of
+    the first character that is neither."""
+    for i in range(text.shape[0]):
+        ch = text[i]
+        if _CODE[ch] < 0 and not _WHITESPACE[ch]:
+            return _empty_state(1, own_column), -(i + 1)
+    state = _empty_state(max(16, text.shape[0]), own_column)
+    lay = layout_of(state)
+    for i in range(text.shape[0]):
+        code = _CODE[text[i]]
+        if code >= 0:
+            _append(state, lay, code, -1, -1, -1, -1, -1)
+    return state, state[COUPS]
+
+
+@nb.njit(cache=True, nogil=True)
+def append_rows(state: np.ndarray, rows: np.ndarray) -> None:
+    """Append coups given as rows of ``COUP_FIELDS`` ints (the coups section's layout)."""
+    lay = layout_of(state)
+    for i in range(rows.shape[0]):
+        _append(state, lay, rows[i, 0], rows[i, 1], rows[i, 2], rows[i, 3], rows[i, 4],
+                rows[i, 5])
 
 
 @nb.njit(cache=True, parallel=True)
-def build_batch(
-    outcomes: np.ndarray, offsets: np.ndarray, own_column: bool,
-    entry_out: np.ndarray, mark_out: np.ndarray, ask_out: np.ndarray, counts: np.ndarray,
-) -> None:
+def build_batch(outcomes: np.ndarray, offsets: np.ndarray, own_column: bool,
+                entry_out: np.ndarray, mark_out: np.ndarray, ask_out: np.ndarray,
+                counts: np.ndarray) -> None:
     """Full boards for many shoes at once (``outcomes[offsets[s]:offsets[s+1]]`` each).
 
     Writes, per shoe ``s``, its Big Road entries to ``entry_out[offsets[s]:...]`` (at most
     one per coup), its marks to ``mark_out[k, offsets[s]:...]``, both asks to
-    ``ask_out[s]`` and the counts (entries, marks k=1..3, columns) to ``counts[s]``.
+    ``ask_out[s]`` (the tuples of ``ask``) and the counts (entries, marks k=1..3, columns)
+    to ``counts[s]``.
     """
     for s in nb.prange(offsets.shape[0] - 1):
         lo = offsets[s]
         n = offsets[s + 1] - lo
-        cap = n + 1
-        ints = np.zeros(_N_INTS, dtype=np.int64)
-        ints[I_OWN_COLUMN] = 1 if own_column else 0
-        ints[I_CAP] = cap
-        entries = entry_out[lo : lo + n]
-        col_len = np.zeros(cap, dtype=np.int32)
-        tie_of = np.full(cap, -1, dtype=np.int32)
-        marks = np.zeros((3, cap, 4), dtype=np.int32)
-        grid = np.zeros((4, ROWS, cap + 8), dtype=np.uint8)
-        draw = np.zeros((4, 5), dtype=np.int64)
-        for g in range(4):
-            draw[g, D_LAST] = -1
+        state = _empty_state(max(1, n), own_column)
+        lay = layout_of(state)
         for i in range(n):
-            append(ints, entries, col_len, tie_of, marks, grid, draw, outcomes[lo + i])
-        for k in range(3):
-            m = ints[I_MARKS + k]
-            mark_out[k, lo : lo + m] = marks[k, :m]
-        ask(ints, entries, col_len, grid, draw, 0, ask_out[s, 0])
-        ask(ints, entries, col_len, grid, draw, 1, ask_out[s, 1])
-        counts[s, 0] = ints[I_ENTRIES]
-        counts[s, 1] = ints[I_MARKS]
-        counts[s, 2] = ints[I_MARKS + 1]
-        counts[s, 3] = ints[I_MARKS + 2]
-        counts[s, 4] = ints[I_COLS]
+            _append(state, lay, outcomes[lo + i], -1, -1, -1, -1, -1)
+        entries = state[ENTRIES]
+        first = entry_at(lay, 0)
+        for e in range(entries):
+            for f in range(ENTRY_FIELDS):
+                entry_out[lo + e, f] = state[first + ENTRY_FIELDS * e + f]
+        for k in range(1, 4):
+            first = mark_at(lay, k, 0)
+            for i in range(state[MARKS + k - 1]):
+                for f in range(MARK_FIELDS):
+                    mark_out[k - 1, lo + i, f] = state[first + MARK_FIELDS * i + f]
+        for a in range(2):
+            answer = ask(state, a)
+            for f in range(11):
+                ask_out[s, a, f] = answer[f]
+        counts[s, 0] = entries
+        counts[s, 1] = state[MARKS]
+        counts[s, 2] = state[MARKS + 1]
+        counts[s, 3] = state[MARKS + 2]
+        counts[s, 4] = state[COLUMNS]
