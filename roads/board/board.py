@@ -218,7 +218,7 @@ class Board:
     def _append_rows(self, rows: list[tuple[int, ...]]) -> None:
         if rows:
             self._make_room(len(rows))
-            m.append_rows(self._state, np.array(rows, dtype=np.int32))
+            m.append_rows(self._state, np.array(rows, dtype=np.int64))
 
     def _make_room(self, more: int) -> None:
         state = self._state
@@ -234,7 +234,7 @@ class Board:
         """The ``to_dict`` document as compact JSON (``json.dumps(..., separators=(",",
         ":"))``), written without building the dicts: the fast path for screens and the API.
         """
-        return encode.contract(self._state).tobytes()
+        return encode.document(self._state, 0, False).tobytes()
 
     def delta_json(self, since: int) -> bytes:
         """What changed since the board had ``since`` coups, as JSON (``docs/roads.md``):
@@ -244,7 +244,7 @@ class Board:
         if isinstance(since, bool) or not isinstance(since, int) or \
                 not 0 <= since <= len(self):
             raise InputError(f"since must be a coup count from 0 to {len(self)}, got {since!r}")
-        return encode.delta(self._state, since).tobytes()
+        return encode.document(self._state, since, True).tobytes()
 
     def to_dict(self) -> dict[str, Any]:
         """The ``roads board --json`` contract (plus extra keys): ``to_json``'s document

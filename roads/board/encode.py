@@ -19,10 +19,14 @@ _PIECES: list[bytes] = []
 
 
 def _piece(text: str) -> tuple[int, int]:
-    """Register a constant piece of JSON; its (start, end) in ``_TEXT``."""
+    """Register a constant piece of JSON; its (start, end) in ``_TEXT``.
+
+    numpy integers, not Python ints: numba would type each Python-int tuple as its own
+    literal type and compile ``_put`` once per piece; as int64 values it compiles once and
+    LLVM still sees constants where it inlines the copy."""
     start = sum(len(p) for p in _PIECES)
     _PIECES.append(text.encode("ascii"))
-    return start, start + len(_PIECES[-1])
+    return np.int64(start), np.int64(start + len(_PIECES[-1]))  # type: ignore[return-value]
 
 
 def _pieces(*texts: str) -> tuple[tuple[int, int], ...]:
@@ -74,11 +78,13 @@ _FROM_CELLS = _piece(',"cells":[')
 _DELTA_ASK = _piece(']},"ask":{"banker":')
 _TEXT = np.frombuffer(b"".join(_PIECES), dtype=np.uint8)
 
+# int64 values, not Python ints, for arguments of compiled helpers (see machine._BIG_ROAD).
+_ZERO = np.int64(0)
 # Upper bounds of the bytes of one item (ints up to 10 digits), for the output buffer.
 _BEAD_BYTES, _ENTRY_BYTES, _TIE_COUP_BYTES, _MARK_BYTES, _FIXED_BYTES = 170, 240, 11, 90, 1400
 
 
-@nb.njit(cache=True, nogil=True, inline="always")
+@nb.njit(cache=True, nogil=True)
 def _put(out: np.ndarray, p: int, piece: tuple[int, int]) -> int:
     """Copy a constant piece. Unsigned indices: numba wraps negative signed indices, and
     that check alone keeps LLVM from turning the loop into a block copy (8x slower)."""
@@ -89,7 +95,7 @@ def _put(out: np.ndarray, p: int, piece: tuple[int, int]) -> int:
     return p + end - start
 
 
-@nb.njit(cache=True, nogil=True, inline="always")
+@nb.njit(cache=True, nogil=True)
 def _put_one_of(out: np.ndarray, p: int, i: int, a: tuple[int, int], b: tuple[int, int],
                 c: tuple[int, int]) -> int:
     """Piece ``a``, ``b`` or ``c`` for ``i`` = 0, 1, 2 (each a constant-size copy)."""
@@ -122,16 +128,10 @@ def _int(out: np.ndarray, p: int, value: int) -> int:
     return p + digits
 
 
-@nb.njit(cache=True, nogil=True, inline="always")
-def _flag(out: np.ndarray, p: int, recorded: int) -> int:
-    return _put_one_of(out, p, recorded + 1, _FLAG[0], _FLAG[1], _FLAG[2])
-
-
 @nb.njit(cache=True, nogil=True)
 def _info(state: np.ndarray, out: np.ndarray, p: int, coup: int) -> int:
     """The pair, natural and total fields of a coup, and the closing brace of its cell."""
-    lay = m.layout_of(state)
-    at = m.coup_at(lay, coup)
+    at = m.layout_of(state)[m.L_COUPS] + m.COUP_FIELDS * coup
     player_pair = state[at + m.C_PLAYER_PAIR]
     banker_pair = state[at + m.C_BANKER_PAIR]
     natural = state[at + m.C_NATURAL]
@@ -141,11 +141,11 @@ def _info(state: np.ndarray, out: np.ndarray, p: int, coup: int) -> int:
     if player_pair < 0 and banker_pair < 0 and natural < 0 and total < 0:
         return _put(out, p, _NO_INFO)
     p = _put(out, p, _PLAYER_PAIR)
-    p = _flag(out, p, player_pair)
+    p = _put_one_of(out, p, player_pair + 1, _FLAG[0], _FLAG[1], _FLAG[2])
     p = _put(out, p, _BANKER_PAIR)
-    p = _flag(out, p, banker_pair)
+    p = _put_one_of(out, p, banker_pair + 1, _FLAG[0], _FLAG[1], _FLAG[2])
     p = _put(out, p, _NATURAL)
-    p = _flag(out, p, natural)
+    p = _put_one_of(out, p, natural + 1, _FLAG[0], _FLAG[1], _FLAG[2])
     p = _put(out, p, _TOTAL)
     p = _put(out, p, _NULL) if total < 0 else _int(out, p, total)
     return _put(out, p, _CLOSE)
@@ -153,7 +153,7 @@ def _info(state: np.ndarray, out: np.ndarray, p: int, coup: int) -> int:
 
 @nb.njit(cache=True, nogil=True)
 def _bead_cells(state: np.ndarray, out: np.ndarray, p: int, first: int) -> int:
-    lay = m.layout_of(state)
+    coups = m.layout_of(state)[m.L_COUPS]
     for i in range(first, state[m.COUPS]):
         if i > first:
             p = _put(out, p, _COMMA)
@@ -161,7 +161,7 @@ def _bead_cells(state: np.ndarray, out: np.ndarray, p: int, first: int) -> int:
         p = _int(out, p, i // m.ROWS)
         p = _put(out, p, _ROW)
         p = _int(out, p, i % m.ROWS)
-        p = _put_one_of(out, p, state[m.coup_at(lay, i) + m.C_OUTCOME], _BEAD_OUTCOME[0],
+        p = _put_one_of(out, p, state[coups + m.COUP_FIELDS * i + m.C_OUTCOME], _BEAD_OUTCOME[0],
                         _BEAD_OUTCOME[1], _BEAD_OUTCOME[2])
         p = _int(out, p, i)
         p = _info(state, out, p, i)
@@ -175,7 +175,7 @@ def _big_road_cells(state: np.ndarray, out: np.ndarray, p: int, first: int) -> i
     lay = m.layout_of(state)
     entries, coups = state[m.ENTRIES], state[m.COUPS]
     for e in range(first, entries):
-        at = m.entry_at(lay, e)
+        at = lay[m.L_ENTRIES] + m.ENTRY_FIELDS * e
         coup = state[at + m.E_COUP]
         if e > first:
             p = _put(out, p, _COMMA)
@@ -197,21 +197,22 @@ def _big_road_cells(state: np.ndarray, out: np.ndarray, p: int, first: int) -> i
             end = state[at + m.ENTRY_FIELDS + m.E_COUP] if e + 1 < entries else coups
             listed = False
             for t in range(0 if e == 0 else coup, end):
-                if state[m.coup_at(lay, t) + m.C_OUTCOME] == m.TIE:
+                if state[lay[m.L_COUPS] + m.COUP_FIELDS * t + m.C_OUTCOME] == m.TIE:
                     if listed:
                         p = _put(out, p, _COMMA)
                     p = _int(out, p, t)
                     listed = True
         p = _put(out, p, _TIE_COUPS_END)
-        p = _info(state, out, p, coup)
+        p = _info(state, out, p, np.int64(coup))
     return p
 
 
 @nb.njit(cache=True, nogil=True)
 def _marks(state: np.ndarray, out: np.ndarray, p: int, k: int, first: int) -> int:
     lay = m.layout_of(state)
+    road = lay[m.L_MARKS] + m.MARK_FIELDS * (k - 1) * lay[m.L_CAP]
     for i in range(first, state[m.MARKS + k - 1]):
-        at = m.mark_at(lay, k, i)
+        at = road + m.MARK_FIELDS * i
         entry = state[at + m.M_ENTRY]
         if i > first:
             p = _put(out, p, _COMMA)
@@ -223,7 +224,7 @@ def _marks(state: np.ndarray, out: np.ndarray, p: int, k: int, first: int) -> in
             p = _put(out, p, _MARK_COLOUR[0])
         else:
             p = _put(out, p, _MARK_COLOUR[1])
-        p = _int(out, p, state[m.entry_at(lay, entry) + m.E_COUP])
+        p = _int(out, p, state[lay[m.L_ENTRIES] + m.ENTRY_FIELDS * entry + m.E_COUP])
         p = _put(out, p, _ENTRY)
         p = _int(out, p, entry)
         p = _put(out, p, _CLOSE)
@@ -231,34 +232,31 @@ def _marks(state: np.ndarray, out: np.ndarray, p: int, k: int, first: int) -> in
 
 
 @nb.njit(cache=True, nogil=True)
-def _ask(state: np.ndarray, out: np.ndarray, p: int, outcome: int) -> int:
-    a = m.ask(state, outcome)
-    for k in range(3):
-        p = _put_one_of(out, p, k, _ASK_ROADS[0], _ASK_ROADS[1], _ASK_ROADS[2])
-        p = _put_one_of(out, p, a[2 + 3 * k] + 1, _COLOUR[0], _COLOUR[1], _COLOUR[2])
-    p = _put(out, p, _ASK_CELLS)
-    p = _int(out, p, a[0])
-    p = _put(out, p, _ROW)
-    p = _int(out, p, a[1])
-    for k in range(3):
-        p = _put_one_of(out, p, k, _ASK_CELL[0], _ASK_CELL[1], _ASK_CELL[2])
-        if a[2 + 3 * k] < 0:
-            p = _put(out, p, _NULL)
-        else:
-            p = _put(out, p, _CELL)
-            p = _int(out, p, a[3 + 3 * k])
-            p = _put(out, p, _ROW)
-            p = _int(out, p, a[4 + 3 * k])
-            p = _put(out, p, _CLOSE)
-    return _put(out, p, _ASK_CLOSE)
-
-
-@nb.njit(cache=True, nogil=True)
 def _asks_and_totals(state: np.ndarray, out: np.ndarray, p: int) -> int:
-    """Both asks, then pending ties, counts and streaks, closing the document."""
-    p = _ask(state, out, p, m.BANKER)
-    p = _put(out, p, _ASK_PLAYER)
-    p = _ask(state, out, p, m.PLAYER)
+    """Both asks (after the ``"ask":{"banker":`` piece), then pending ties, counts and
+    streaks, closing the document."""
+    for outcome in range(2):
+        if outcome:
+            p = _put(out, p, _ASK_PLAYER)
+        a = m.ask(state, np.int64(outcome))
+        for k in range(3):
+            p = _put_one_of(out, p, k, _ASK_ROADS[0], _ASK_ROADS[1], _ASK_ROADS[2])
+            p = _put_one_of(out, p, a[2 + 3 * k] + 1, _COLOUR[0], _COLOUR[1], _COLOUR[2])
+        p = _put(out, p, _ASK_CELLS)
+        p = _int(out, p, a[0])
+        p = _put(out, p, _ROW)
+        p = _int(out, p, a[1])
+        for k in range(3):
+            p = _put_one_of(out, p, k, _ASK_CELL[0], _ASK_CELL[1], _ASK_CELL[2])
+            if a[2 + 3 * k] < 0:
+                p = _put(out, p, _NULL)
+            else:
+                p = _put(out, p, _CELL)
+                p = _int(out, p, a[3 + 3 * k])
+                p = _put(out, p, _ROW)
+                p = _int(out, p, a[4 + 3 * k])
+                p = _put(out, p, _CLOSE)
+        p = _put(out, p, _ASK_CLOSE)
     for piece, value in ((_TAIL[0], m.PENDING), (_TAIL[1], m.COUPS),
                          (_TAIL[2], m.BANKER_WINS), (_TAIL[3], m.PLAYER_WINS),
                          (_TAIL[4], m.TIE_COUPS), (_TAIL[5], m.BANKER_PAIRS),
@@ -268,31 +266,6 @@ def _asks_and_totals(state: np.ndarray, out: np.ndarray, p: int) -> int:
         p = _put(out, p, piece)
         p = _int(out, p, state[value])
     return _put(out, p, _TAIL[12])
-
-
-@nb.njit(cache=True, nogil=True)
-def _buffer(state: np.ndarray, coups: int, entries: int, marks: int) -> np.ndarray:
-    """Room for a document holding that many cells of each kind (and every tie coup)."""
-    return np.empty(_FIXED_BYTES + _BEAD_BYTES * coups + _ENTRY_BYTES * entries
-                    + _TIE_COUP_BYTES * state[m.TIE_COUPS] + _MARK_BYTES * marks,
-                    dtype=np.uint8)
-
-
-@nb.njit(cache=True, nogil=True)
-def contract(state: np.ndarray) -> np.ndarray:
-    """The whole ``to_dict`` document, compact JSON bytes."""
-    marks = state[m.MARKS] + state[m.MARKS + 1] + state[m.MARKS + 2]
-    out = _buffer(state, state[m.COUPS], state[m.ENTRIES], marks)
-    p = _put(out, 0, _LEADING[1]) if state[m.OWN_COLUMN] else _put(out, 0, _LEADING[0])
-    p = _bead_cells(state, out, p, 0)
-    p = _put(out, p, _ROAD_OPEN[0])
-    p = _big_road_cells(state, out, p, 0)
-    for k in range(1, 4):
-        p = _put_one_of(out, p, k - 1, _ROAD_OPEN[1], _ROAD_OPEN[2], _ROAD_OPEN[3])
-        p = _marks(state, out, p, k, 0)
-    p = _put(out, p, _ASK_OPEN)
-    p = _asks_and_totals(state, out, p)
-    return out[:p]
 
 
 @nb.njit(cache=True, nogil=True)
@@ -306,46 +279,60 @@ def changed_from(state: np.ndarray, since: int) -> tuple[int, int, int, int]:
     """
     lay = m.layout_of(state)
     made = state[m.ENTRIES]
-    while made > 0 and state[m.entry_at(lay, made - 1) + m.E_COUP] >= since:
+    entries = lay[m.L_ENTRIES]
+    while made > 0 and state[entries + m.ENTRY_FIELDS * (made - 1) + m.E_COUP] >= since:
         made -= 1
     big = made
     if made > 0 and since < state[m.COUPS] and \
-            state[m.coup_at(lay, since) + m.C_OUTCOME] == m.TIE:
+            state[lay[m.L_COUPS] + m.COUP_FIELDS * since + m.C_OUTCOME] == m.TIE:
         big = made - 1
     first = np.zeros(3, dtype=np.int64)
     for k in range(1, 4):
         i = state[m.MARKS + k - 1]
-        while i > 0 and state[m.mark_at(lay, k, i - 1) + m.M_ENTRY] >= made:
+        road = lay[m.L_MARKS] + m.MARK_FIELDS * (k - 1) * lay[m.L_CAP]
+        while i > 0 and state[road + m.MARK_FIELDS * (i - 1) + m.M_ENTRY] >= made:
             i -= 1
         first[k - 1] = i
-    return big, first[0], first[1], first[2]
+    return np.int64(big), first[0], first[1], first[2]
 
 
 @nb.njit(cache=True, nogil=True)
-def delta(state: np.ndarray, since: int) -> np.ndarray:
-    """What changed since the board had ``since`` coups, compact JSON bytes."""
-    start = changed_from(state, since)
+def document(state: np.ndarray, since: int, as_delta: bool) -> np.ndarray:
+    """Compact JSON bytes of the whole ``to_dict`` document (``as_delta`` False, ``since``
+    0), or of what changed since the board had ``since`` coups (format in docs/roads.md).
+    One writer for both, so a delta's cells are the contract's cells byte for byte."""
+    first = changed_from(state, since) if as_delta else (_ZERO, _ZERO, _ZERO, _ZERO)
     marks = 0
     for k in range(1, 4):
-        marks += state[m.MARKS + k - 1] - start[k]
-    out = _buffer(state, state[m.COUPS] - since, state[m.ENTRIES] - start[0], marks)
-    p = _put(out, 0, _DELTA_OPEN[0])
-    p = _int(out, p, since)
-    p = _put(out, p, _DELTA_OPEN[1])
-    p = _int(out, p, state[m.COUPS])
-    p = _put(out, p, _DELTA_OPEN[2])
-    p = _int(out, p, since)
-    p = _put(out, p, _FROM_CELLS)
-    p = _bead_cells(state, out, p, since)
-    p = _put(out, p, _DELTA_ROAD[0])
-    p = _int(out, p, start[0])
-    p = _put(out, p, _FROM_CELLS)
-    p = _big_road_cells(state, out, p, start[0])
-    for k in range(1, 4):
-        p = _put_one_of(out, p, k - 1, _DELTA_ROAD[1], _DELTA_ROAD[2], _DELTA_ROAD[3])
-        p = _int(out, p, start[k])
+        marks += state[m.MARKS + k - 1] - first[k]
+    out = np.empty(_FIXED_BYTES + _BEAD_BYTES * (state[m.COUPS] - since)
+                   + _ENTRY_BYTES * (state[m.ENTRIES] - first[0])
+                   + _TIE_COUP_BYTES * state[m.TIE_COUPS] + _MARK_BYTES * marks,
+                   dtype=np.uint8)
+    if as_delta:
+        p = _put(out, 0, _DELTA_OPEN[0])
+        p = _int(out, p, since)
+        p = _put(out, p, _DELTA_OPEN[1])
+        p = _int(out, p, state[m.COUPS])
+        p = _put(out, p, _DELTA_OPEN[2])
+        p = _int(out, p, since)
         p = _put(out, p, _FROM_CELLS)
-        p = _marks(state, out, p, k, start[k])
-    p = _put(out, p, _DELTA_ASK)
+    else:
+        p = _put_one_of(out, 0, state[m.OWN_COLUMN], _LEADING[0], _LEADING[1], _LEADING[1])
+    p = _bead_cells(state, out, p, since)
+    for road in range(4):  # the Big Road, then the derived roads k = 1..3
+        if as_delta:
+            p = _put_one_of(out, p, road, _DELTA_ROAD[0], _DELTA_ROAD[1], _DELTA_ROAD[2]) \
+                if road < 3 else _put(out, p, _DELTA_ROAD[3])
+            p = _int(out, p, first[road])
+            p = _put(out, p, _FROM_CELLS)
+        else:
+            p = _put_one_of(out, p, road, _ROAD_OPEN[0], _ROAD_OPEN[1], _ROAD_OPEN[2]) \
+                if road < 3 else _put(out, p, _ROAD_OPEN[3])
+        if road == 0:
+            p = _big_road_cells(state, out, p, first[0])
+        else:
+            p = _marks(state, out, p, np.int64(road), first[road])
+    p = _put(out, p, _DELTA_ASK) if as_delta else _put(out, p, _ASK_OPEN)
     p = _asks_and_totals(state, out, p)
     return out[:p]

@@ -70,13 +70,17 @@ def layout(cap: int) -> tuple[int, int, int, int, int, int, int]:
 
 L_CAP, L_COUPS, L_ENTRIES, L_LENGTHS, L_MARKS, L_GRID, L_END = range(7)
 Layout = tuple[int, int, int, int, int, int, int]
-_layout = nb.njit(cache=True, inline="always")(layout)
+_layout = nb.njit(cache=True)(layout)
+# Compiled helpers are compiled once per argument type, and a Python int passed as an
+# argument is its own literal type: every value handed from one compiled function to another
+# is an int64 (these constants, or an int64 variable) so that each helper compiles once.
+_BIG_ROAD, _TIE, _NONE = np.int64(0), np.int64(TIE), np.int64(NOT_RECORDED)
 
 
-@nb.njit(cache=True, nogil=True, inline="always")
+@nb.njit(cache=True, nogil=True)
 def layout_of(state: np.ndarray) -> Layout:
     """The layout of a state (from its capacity)."""
-    return _layout(state[CAPACITY])
+    return _layout(np.int64(state[CAPACITY]))
 
 
 def new_state(capacity: int, own_column: bool) -> np.ndarray:
@@ -90,6 +94,7 @@ def new_state(capacity: int, own_column: bool) -> np.ndarray:
 
 @nb.njit(cache=True, nogil=True)
 def _empty_state(capacity: int, own_column: bool) -> np.ndarray:
+    """``new_state`` inside compiled code."""
     state = np.zeros(_layout(capacity)[L_END], dtype=np.int32)
     state[OWN_COLUMN] = 1 if own_column else 0
     state[CAPACITY] = capacity
@@ -119,29 +124,6 @@ def grow(old: np.ndarray, new: np.ndarray) -> None:
             old[o[L_GRID] + line * width : o[L_GRID] + (line + 1) * width]
 
 
-@nb.njit(cache=True, nogil=True, inline="always")
-def coup_at(lay: Layout, i: int) -> int:
-    """Index of coup ``i`` in the state."""
-    return lay[L_COUPS] + COUP_FIELDS * i
-
-
-@nb.njit(cache=True, nogil=True, inline="always")
-def entry_at(lay: Layout, e: int) -> int:
-    """Index of Big Road entry ``e`` in the state."""
-    return lay[L_ENTRIES] + ENTRY_FIELDS * e
-
-
-@nb.njit(cache=True, nogil=True, inline="always")
-def mark_at(lay: Layout, k: int, m: int) -> int:
-    """Index of mark ``m`` of derived road ``k`` (1..3) in the state."""
-    return lay[L_MARKS] + MARK_FIELDS * ((k - 1) * lay[L_CAP] + m)
-
-
-@nb.njit(cache=True, nogil=True, inline="always")
-def _cell_at(lay: Layout, g: int, row: int, col: int) -> int:
-    return lay[L_GRID] + (g * ROWS + row) * (lay[L_CAP] + GRID_SLACK) + col
-
-
 @nb.njit(cache=True, nogil=True)
 def _next_cell(state: np.ndarray, lay: Layout, g: int, label: int) -> tuple[int, int]:
     """Where road ``g`` would draw its next cell with ``label`` (no change to the state).
@@ -151,22 +133,24 @@ def _next_cell(state: np.ndarray, lay: Layout, g: int, label: int) -> tuple[int,
     column right of where the previous column started, skipping right past columns whose
     top cell an older tail has taken.
     """
+    width = lay[L_CAP] + GRID_SLACK
+    grid = lay[L_GRID] + g * ROWS * width
     d = DRAW + DRAW_FIELDS * g
     last = state[d + D_LAST]
     if last == label:
-        col = state[d + D_COL]
-        row = state[d + D_ROW]
+        col = np.int64(state[d + D_COL])
+        row = np.int64(state[d + D_ROW])
         if state[d + D_TURNED] == 0 and row + 1 < ROWS and \
-                state[_cell_at(lay, g, row + 1, col)] == 0:
+                state[grid + (row + 1) * width + col] == 0:
             return col, row + 1
         col += 1
-        while state[_cell_at(lay, g, row, col)] != 0:
+        while state[grid + row * width + col] != 0:
             col += 1
         return col, row
-    col = 0 if last == -1 else state[d + D_START] + 1
-    while state[_cell_at(lay, g, 0, col)] != 0:
+    col = np.int64(0 if last == -1 else state[d + D_START] + 1)
+    while state[grid + col] != 0:
         col += 1
-    return col, 0
+    return col, np.int64(0)
 
 
 @nb.njit(cache=True, nogil=True)
@@ -180,7 +164,8 @@ def _place(state: np.ndarray, lay: Layout, g: int, label: int) -> tuple[int, int
     else:
         state[d + D_START] = col
         state[d + D_TURNED] = 0
-    state[_cell_at(lay, g, row, col)] = 1
+    width = lay[L_CAP] + GRID_SLACK
+    state[lay[L_GRID] + (g * ROWS + row) * width + col] = 1
     state[d + D_COL] = col
     state[d + D_ROW] = row
     state[d + D_LAST] = label
@@ -209,20 +194,20 @@ def _logical_position(state: np.ndarray, lay: Layout, outcome: int) -> tuple[int
     """Logical (column, row) a Banker/Player entry would take: down the streak if the
     winner repeats, else the top of a new column."""
     n = state[ENTRIES]
-    last_label = state[entry_at(lay, n - 1) + E_LABEL] if n > 0 else -1
-    if last_label == outcome:
-        c = state[COLUMNS] - 1
-        return c, state[lay[L_LENGTHS] + c]
-    return state[COLUMNS], 0
+    last = state[lay[L_ENTRIES] + ENTRY_FIELDS * (n - 1) + E_LABEL] if n > 0 else -1
+    columns = np.int64(state[COLUMNS])
+    if last == outcome:
+        return columns - 1, np.int64(state[lay[L_LENGTHS] + columns - 1])
+    return columns, np.int64(0)
 
 
 @nb.njit(cache=True, nogil=True)
-def _record(state: np.ndarray, lay: Layout, outcome: int, player_pair: int,
-            banker_pair: int, natural: int, player_total: int, banker_total: int) -> int:
-    """Store the coup itself and its counts; returns its index."""
-    coup: int = state[COUPS]
+def _append(state: np.ndarray, lay: Layout, outcome: int, player_pair: int,
+            banker_pair: int, natural: int, player_total: int, banker_total: int) -> None:
+    """``append`` with the layout already known."""
+    coup = state[COUPS]
     state[COUPS] = coup + 1
-    at = coup_at(lay, coup)
+    at = lay[L_COUPS] + COUP_FIELDS * coup
     state[at + C_OUTCOME] = outcome
     state[at + C_PLAYER_PAIR] = player_pair
     state[at + C_BANKER_PAIR] = banker_pair
@@ -236,28 +221,20 @@ def _record(state: np.ndarray, lay: Layout, outcome: int, player_pair: int,
         state[BANKER_PAIRS] += 1
     if natural == 1:
         state[NATURALS] += 1
-    return coup
-
-
-@nb.njit(cache=True, nogil=True)
-def _append(state: np.ndarray, lay: Layout, outcome: int, player_pair: int,
-            banker_pair: int, natural: int, player_total: int, banker_total: int) -> None:
-    coup = _record(state, lay, outcome, player_pair, banker_pair, natural, player_total,
-                   banker_total)
     n = state[ENTRIES]
+    entries = lay[L_ENTRIES]
     if outcome == TIE:
         if n > 0:
-            state[entry_at(lay, n - 1) + E_TIES] += 1
+            state[entries + ENTRY_FIELDS * (n - 1) + E_TIES] += 1
             return
         if state[OWN_COLUMN] == 0:
             state[PENDING] += 1  # counted on the first cell once it exists
             return
         # own-column: a tie-only cell at (0, 0), a logical column of length 1
-        col, row = _place(state, lay, 0, TIE)
-        e = entry_at(lay, 0)
-        state[e + E_COUP], state[e + E_COL], state[e + E_ROW] = coup, col, row
-        state[e + E_COLUMN], state[e + E_DEPTH] = 0, 0
-        state[e + E_TIES], state[e + E_LABEL] = 1, TIE
+        col, row = _place(state, lay, _BIG_ROAD, _TIE)
+        state[entries + E_COUP], state[entries + E_COL], state[entries + E_ROW] = coup, col, row
+        state[entries + E_COLUMN], state[entries + E_DEPTH] = 0, 0
+        state[entries + E_TIES], state[entries + E_LABEL] = 1, TIE
         state[lay[L_LENGTHS]] = 1
         state[COLUMNS] = 1
         state[ENTRIES] = 1
@@ -270,8 +247,8 @@ def _append(state: np.ndarray, lay: Layout, outcome: int, player_pair: int,
     state[longest] = max(state[longest], r + 1)
     if r == ROWS:  # the streak just reached 7: a dragon
         state[DRAGONS] += 1
-    col, row = _place(state, lay, 0, outcome)
-    e = entry_at(lay, n)
+    col, row = _place(state, lay, _BIG_ROAD, outcome)
+    e = entries + ENTRY_FIELDS * n
     state[e + E_COUP], state[e + E_COL], state[e + E_ROW] = coup, col, row
     state[e + E_COLUMN], state[e + E_DEPTH] = c, r
     state[e + E_TIES], state[e + E_LABEL] = state[PENDING], outcome  # leading ties, if any
@@ -279,11 +256,11 @@ def _append(state: np.ndarray, lay: Layout, outcome: int, player_pair: int,
     state[ENTRIES] = n + 1
     # own-column: the leading-tie column counts for the derived roads like any other.
     for k in range(1, 4):
-        colour = derived_colour(state, lay, c, r, k)
+        colour = derived_colour(state, lay, c, r, np.int64(k))
         if colour >= 0:
             i = state[MARKS + k - 1]
-            mcol, mrow = _place(state, lay, k, colour)
-            at = mark_at(lay, k, i)
+            mcol, mrow = _place(state, lay, np.int64(k), np.int64(colour))
+            at = lay[L_MARKS] + MARK_FIELDS * ((k - 1) * lay[L_CAP] + i)
             state[at + M_ENTRY], state[at + M_COL] = n, mcol
             state[at + M_ROW], state[at + M_COLOUR] = mrow, colour
             state[MARKS + k - 1] = i + 1
@@ -310,13 +287,14 @@ def ask(state: np.ndarray, outcome: int) -> tuple[int, int, int, int, int, int, 
     """
     lay = layout_of(state)
     c, r = _logical_position(state, lay, outcome)
-    col, row = _next_cell(state, lay, 0, outcome)
+    col, row = _next_cell(state, lay, _BIG_ROAD, outcome)
     out = np.full(9, NO_CELL, dtype=np.int64)
     for k in range(1, 4):
-        colour = derived_colour(state, lay, c, r, k)
+        colour = derived_colour(state, lay, c, r, np.int64(k))
         out[3 * k - 3] = colour
         if colour >= 0:
-            out[3 * k - 2], out[3 * k - 1] = _next_cell(state, lay, k, colour)
+            out[3 * k - 2], out[3 * k - 1] = _next_cell(state, lay, np.int64(k),
+                                                        np.int64(colour))
     return (col, row, out[0], out[1], out[2], out[3], out[4], out[5], out[6], out[7],
             out[8])
 
@@ -337,19 +315,19 @@ def from_text(text: np.ndarray, own_column: bool) -> tuple[np.ndarray, int]:
     for i in range(text.shape[0]):
         ch = text[i]
         if _CODE[ch] < 0 and not _WHITESPACE[ch]:
-            return _empty_state(1, own_column), -(i + 1)
-    state = _empty_state(max(16, text.shape[0]), own_column)
+            return _empty_state(np.int64(1), own_column), -(i + 1)
+    state = _empty_state(np.int64(max(16, text.shape[0])), own_column)
     lay = layout_of(state)
     for i in range(text.shape[0]):
-        code = _CODE[text[i]]
+        code = np.int64(_CODE[text[i]])
         if code >= 0:
-            _append(state, lay, code, -1, -1, -1, -1, -1)
-    return state, state[COUPS]
+            _append(state, lay, code, _NONE, _NONE, _NONE, _NONE, _NONE)
+    return state, np.int64(state[COUPS])
 
 
 @nb.njit(cache=True, nogil=True)
 def append_rows(state: np.ndarray, rows: np.ndarray) -> None:
-    """Append coups given as rows of ``COUP_FIELDS`` ints (the coups section's layout)."""
+    """Append coups given as int64 rows of ``COUP_FIELDS`` (the coups section's layout)."""
     lay = layout_of(state)
     for i in range(rows.shape[0]):
         _append(state, lay, rows[i, 0], rows[i, 1], rows[i, 2], rows[i, 3], rows[i, 4],
@@ -360,7 +338,7 @@ def append_rows(state: np.ndarray, rows: np.ndarray) -> None:
 def build_batch(outcomes: np.ndarray, offsets: np.ndarray, own_column: bool,
                 entry_out: np.ndarray, mark_out: np.ndarray, ask_out: np.ndarray,
                 counts: np.ndarray) -> None:
-    """Full boards for many shoes at once (``outcomes[offsets[s]:offsets[s+1]]`` each).
+    """Full boards for many shoes at once (int64 ``outcomes[offsets[s]:offsets[s+1]]``).
 
     Writes, per shoe ``s``, its Big Road entries to ``entry_out[offsets[s]:...]`` (at most
     one per coup), its marks to ``mark_out[k, offsets[s]:...]``, both asks to
@@ -370,22 +348,22 @@ def build_batch(outcomes: np.ndarray, offsets: np.ndarray, own_column: bool,
     for s in nb.prange(offsets.shape[0] - 1):
         lo = offsets[s]
         n = offsets[s + 1] - lo
-        state = _empty_state(max(1, n), own_column)
+        state = _empty_state(np.int64(max(1, n)), own_column)
         lay = layout_of(state)
         for i in range(n):
-            _append(state, lay, outcomes[lo + i], -1, -1, -1, -1, -1)
+            _append(state, lay, outcomes[lo + i], _NONE, _NONE, _NONE, _NONE, _NONE)
         entries = state[ENTRIES]
-        first = entry_at(lay, 0)
+        first = lay[L_ENTRIES]
         for e in range(entries):
             for f in range(ENTRY_FIELDS):
                 entry_out[lo + e, f] = state[first + ENTRY_FIELDS * e + f]
         for k in range(1, 4):
-            first = mark_at(lay, k, 0)
+            first = lay[L_MARKS] + MARK_FIELDS * (k - 1) * lay[L_CAP]
             for i in range(state[MARKS + k - 1]):
                 for f in range(MARK_FIELDS):
                     mark_out[k - 1, lo + i, f] = state[first + MARK_FIELDS * i + f]
         for a in range(2):
-            answer = ask(state, a)
+            answer = ask(state, np.int64(a))
             for f in range(11):
                 ask_out[s, a, f] = answer[f]
         counts[s, 0] = entries
