@@ -381,7 +381,7 @@ class Board:
     def ask(self, outcome: Literal["B", "P"]) -> Ask:
         if outcome not in ("B", "P"):
             raise InputError(f"ask outcome must be B or P, got {outcome!r}")
-        col, row, *derived = m.ask(self._state, _CODE[outcome])
+        col, row, *derived = (int(v) for v in m.ask(self._state, _CODE[outcome]))
         colors: dict[str, str | None] = {}
         cells: dict[str, tuple[int, int] | None] = {}
         for i, road in enumerate(DERIVED):

@@ -14,6 +14,7 @@ import numba as nb
 import numpy as np
 
 from roads.board import machine as m
+from roads.board.machine import Int
 
 _PIECES: list[bytes] = []
 
@@ -85,7 +86,7 @@ _BEAD_BYTES, _ENTRY_BYTES, _TIE_COUP_BYTES, _MARK_BYTES, _FIXED_BYTES = 170, 240
 
 
 @nb.njit(cache=True, nogil=True)
-def _put(out: np.ndarray, p: int, piece: tuple[int, int]) -> int:
+def _put(out: np.ndarray, p: Int, piece: tuple[Int, Int]) -> Int:
     """Copy a constant piece. Unsigned indices: numba wraps negative signed indices, and
     that check alone keeps LLVM from turning the loop into a block copy (8x slower)."""
     start, end = piece
@@ -96,8 +97,8 @@ def _put(out: np.ndarray, p: int, piece: tuple[int, int]) -> int:
 
 
 @nb.njit(cache=True, nogil=True)
-def _put_one_of(out: np.ndarray, p: int, i: int, a: tuple[int, int], b: tuple[int, int],
-                c: tuple[int, int]) -> int:
+def _put_one_of(out: np.ndarray, p: Int, i: Int, a: tuple[Int, Int], b: tuple[Int, Int],
+                c: tuple[Int, Int]) -> Int:
     """Piece ``a``, ``b`` or ``c`` for ``i`` = 0, 1, 2 (each a constant-size copy)."""
     if i == 0:
         return _put(out, p, a)
@@ -107,7 +108,7 @@ def _put_one_of(out: np.ndarray, p: int, i: int, a: tuple[int, int], b: tuple[in
 
 
 @nb.njit(cache=True, nogil=True)
-def _int(out: np.ndarray, p: int, value: int) -> int:
+def _int(out: np.ndarray, p: Int, value: Int) -> Int:
     """A non-negative integer in decimal."""
     at = np.uint64(p)
     if value < 10:
@@ -129,7 +130,7 @@ def _int(out: np.ndarray, p: int, value: int) -> int:
 
 
 @nb.njit(cache=True, nogil=True)
-def _info(state: np.ndarray, out: np.ndarray, p: int, coup: int) -> int:
+def _info(state: np.ndarray, out: np.ndarray, p: Int, coup: Int) -> Int:
     """The pair, natural and total fields of a coup, and the closing brace of its cell."""
     at = m.layout_of(state)[m.L_COUPS] + m.COUP_FIELDS * coup
     player_pair = state[at + m.C_PLAYER_PAIR]
@@ -152,7 +153,7 @@ def _info(state: np.ndarray, out: np.ndarray, p: int, coup: int) -> int:
 
 
 @nb.njit(cache=True, nogil=True)
-def _bead_cells(state: np.ndarray, out: np.ndarray, p: int, first: int) -> int:
+def _bead_cells(state: np.ndarray, out: np.ndarray, p: Int, first: Int) -> Int:
     coups = m.layout_of(state)[m.L_COUPS]
     for i in range(first, state[m.COUPS]):
         if i > first:
@@ -169,7 +170,7 @@ def _bead_cells(state: np.ndarray, out: np.ndarray, p: int, first: int) -> int:
 
 
 @nb.njit(cache=True, nogil=True)
-def _big_road_cells(state: np.ndarray, out: np.ndarray, p: int, first: int) -> int:
+def _big_road_cells(state: np.ndarray, out: np.ndarray, p: Int, first: Int) -> Int:
     """Entries from ``first`` on. An entry's ties are the tie coups from its own coup (from
     the start of the shoe for the first entry) up to the next entry's coup."""
     lay = m.layout_of(state)
@@ -208,7 +209,7 @@ def _big_road_cells(state: np.ndarray, out: np.ndarray, p: int, first: int) -> i
 
 
 @nb.njit(cache=True, nogil=True)
-def _marks(state: np.ndarray, out: np.ndarray, p: int, k: int, first: int) -> int:
+def _marks(state: np.ndarray, out: np.ndarray, p: Int, k: Int, first: Int) -> Int:
     lay = m.layout_of(state)
     road = lay[m.L_MARKS] + m.MARK_FIELDS * (k - 1) * lay[m.L_CAP]
     for i in range(first, state[m.MARKS + k - 1]):
@@ -232,7 +233,7 @@ def _marks(state: np.ndarray, out: np.ndarray, p: int, k: int, first: int) -> in
 
 
 @nb.njit(cache=True, nogil=True)
-def _asks_and_totals(state: np.ndarray, out: np.ndarray, p: int) -> int:
+def _asks_and_totals(state: np.ndarray, out: np.ndarray, p: Int) -> Int:
     """Both asks (after the ``"ask":{"banker":`` piece), then pending ties, counts and
     streaks, closing the document."""
     for outcome in range(2):
@@ -269,7 +270,7 @@ def _asks_and_totals(state: np.ndarray, out: np.ndarray, p: int) -> int:
 
 
 @nb.njit(cache=True, nogil=True)
-def changed_from(state: np.ndarray, since: int) -> tuple[int, int, int, int]:
+def changed_from(state: np.ndarray, since: Int) -> tuple[Int, Int, Int, Int]:
     """Index of the first cell of the Big Road and of each derived road that differs from
     the board as it was after ``since`` coups (``0 <= since <= coups``).
 
@@ -297,7 +298,7 @@ def changed_from(state: np.ndarray, since: int) -> tuple[int, int, int, int]:
 
 
 @nb.njit(cache=True, nogil=True)
-def document(state: np.ndarray, since: int, as_delta: bool) -> np.ndarray:
+def document(state: np.ndarray, since: Int, as_delta: bool) -> np.ndarray:
     """Compact JSON bytes of the whole ``to_dict`` document (``as_delta`` False, ``since``
     0), or of what changed since the board had ``since`` coups (format in docs/roads.md).
     One writer for both, so a delta's cells are the contract's cells byte for byte."""

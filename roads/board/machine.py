@@ -26,6 +26,8 @@ the same array. Layout, for a capacity of ``cap`` coups (``layout`` gives the of
 
 from __future__ import annotations
 
+from typing import Any
+
 import numba as nb
 import numpy as np
 
@@ -69,8 +71,10 @@ def layout(cap: int) -> tuple[int, int, int, int, int, int, int]:
 
 
 L_CAP, L_COUPS, L_ENTRIES, L_LENGTHS, L_MARKS, L_GRID, L_END = range(7)
+Int = int | np.integer[Any]
+"""An integer argument of a compiled function: numpy's int64 or a Python int."""
 Layout = tuple[int, int, int, int, int, int, int]
-_layout = nb.njit(cache=True)(layout)
+_layout: Any = nb.njit(cache=True)(layout)  # its callers pass numpy ints too
 # Compiled helpers are compiled once per argument type, and a Python int passed as an
 # argument is its own literal type: every value handed from one compiled function to another
 # is an int64 (these constants, or an int64 variable) so that each helper compiles once.
@@ -80,7 +84,8 @@ _BIG_ROAD, _TIE, _NONE = np.int64(0), np.int64(TIE), np.int64(NOT_RECORDED)
 @nb.njit(cache=True, nogil=True)
 def layout_of(state: np.ndarray) -> Layout:
     """The layout of a state (from its capacity)."""
-    return _layout(np.int64(state[CAPACITY]))
+    lay: Layout = _layout(np.int64(state[CAPACITY]))
+    return lay
 
 
 def new_state(capacity: int, own_column: bool) -> np.ndarray:
@@ -93,7 +98,7 @@ def new_state(capacity: int, own_column: bool) -> np.ndarray:
 
 
 @nb.njit(cache=True, nogil=True)
-def _empty_state(capacity: int, own_column: bool) -> np.ndarray:
+def _empty_state(capacity: Int, own_column: bool) -> np.ndarray:
     """``new_state`` inside compiled code."""
     state = np.zeros(_layout(capacity)[L_END], dtype=np.int32)
     state[OWN_COLUMN] = 1 if own_column else 0
@@ -125,7 +130,7 @@ def grow(old: np.ndarray, new: np.ndarray) -> None:
 
 
 @nb.njit(cache=True, nogil=True)
-def _next_cell(state: np.ndarray, lay: Layout, g: int, label: int) -> tuple[int, int]:
+def _next_cell(state: np.ndarray, lay: Layout, g: Int, label: Int) -> tuple[Int, Int]:
     """Where road ``g`` would draw its next cell with ``label`` (no change to the state).
 
     Same label: one row down, unless that is past row 5 or taken, in which case the streak
@@ -154,7 +159,7 @@ def _next_cell(state: np.ndarray, lay: Layout, g: int, label: int) -> tuple[int,
 
 
 @nb.njit(cache=True, nogil=True)
-def _place(state: np.ndarray, lay: Layout, g: int, label: int) -> tuple[int, int]:
+def _place(state: np.ndarray, lay: Layout, g: Int, label: Int) -> tuple[Int, Int]:
     """Draw the next cell of road ``g`` and record it."""
     col, row = _next_cell(state, lay, g, label)
     d = DRAW + DRAW_FIELDS * g
@@ -173,7 +178,7 @@ def _place(state: np.ndarray, lay: Layout, g: int, label: int) -> tuple[int, int
 
 
 @nb.njit(cache=True, nogil=True)
-def derived_colour(state: np.ndarray, lay: Layout, c: int, r: int, k: int) -> int:
+def derived_colour(state: np.ndarray, lay: Layout, c: Int, r: Int, k: Int) -> Int:
     """Colour of the mark road ``k`` adds for a Big Road entry at logical (c, r); -1: none.
 
     New column (r = 0): red iff len(c-1) == len(c-1-k). Going down: with p = len(c-k),
@@ -190,7 +195,7 @@ def derived_colour(state: np.ndarray, lay: Layout, c: int, r: int, k: int) -> in
 
 
 @nb.njit(cache=True, nogil=True)
-def _logical_position(state: np.ndarray, lay: Layout, outcome: int) -> tuple[int, int]:
+def _logical_position(state: np.ndarray, lay: Layout, outcome: Int) -> tuple[Int, Int]:
     """Logical (column, row) a Banker/Player entry would take: down the streak if the
     winner repeats, else the top of a new column."""
     n = state[ENTRIES]
@@ -202,8 +207,8 @@ def _logical_position(state: np.ndarray, lay: Layout, outcome: int) -> tuple[int
 
 
 @nb.njit(cache=True, nogil=True)
-def _append(state: np.ndarray, lay: Layout, outcome: int, player_pair: int,
-            banker_pair: int, natural: int, player_total: int, banker_total: int) -> None:
+def _append(state: np.ndarray, lay: Layout, outcome: Int, player_pair: Int,
+            banker_pair: Int, natural: Int, player_total: Int, banker_total: Int) -> None:
     """``append`` with the layout already known."""
     coup = state[COUPS]
     state[COUPS] = coup + 1
@@ -267,8 +272,8 @@ def _append(state: np.ndarray, lay: Layout, outcome: int, player_pair: int,
 
 
 @nb.njit(cache=True, nogil=True)
-def append(state: np.ndarray, outcome: int, player_pair: int, banker_pair: int,
-           natural: int, player_total: int, banker_total: int) -> None:
+def append(state: np.ndarray, outcome: Int, player_pair: Int, banker_pair: Int,
+           natural: Int, player_total: Int, banker_total: Int) -> None:
     """Add one coup (0 Banker, 1 Player, 2 Tie; -1 for what is not recorded) to every road.
 
     The caller guarantees room for one more coup (``COUPS < CAPACITY``).
@@ -278,8 +283,8 @@ def append(state: np.ndarray, outcome: int, player_pair: int, banker_pair: int,
 
 
 @nb.njit(cache=True, nogil=True)
-def ask(state: np.ndarray, outcome: int) -> tuple[int, int, int, int, int, int, int, int,
-                                                  int, int, int]:
+def ask(state: np.ndarray, outcome: Int) -> tuple[Int, Int, Int, Int, Int, Int, Int, Int,
+                                                  Int, Int, Int]:
     """What the next coup would add if it were ``outcome`` (0 Banker, 1 Player).
 
     The Big Road cell (col, row), then per derived road k = 1..3: colour (-1: no mark),
@@ -308,7 +313,7 @@ for _letters, _code in (("Bb", BANKER), ("Pp", PLAYER), ("Tt", TIE)):
 
 
 @nb.njit(cache=True, nogil=True)
-def from_text(text: np.ndarray, own_column: bool) -> tuple[np.ndarray, int]:
+def from_text(text: np.ndarray, own_column: bool) -> tuple[np.ndarray, Int]:
     """A new board of every outcome of ASCII ``text`` (B/P/T in either case, whitespace
     ignored), and the number of coups; or an empty state and minus the 1-based position of
     the first character that is neither."""
