@@ -130,6 +130,18 @@ def _int(out: np.ndarray, p: Int, value: Int) -> Int:
 
 
 @nb.njit(cache=True, nogil=True)
+def _open_cell(out: np.ndarray, p: Int, comma: bool | np.bool_, col: Int, row: Int) -> Int:
+    """``{"col":C,"row":R`` — how every cell of every road starts (after a comma but the
+    first)."""
+    if comma:
+        p = _put(out, p, _COMMA)
+    p = _put(out, p, _CELL)
+    p = _int(out, p, col)
+    p = _put(out, p, _ROW)
+    return _int(out, p, row)
+
+
+@nb.njit(cache=True, nogil=True)
 def _info(state: np.ndarray, out: np.ndarray, p: Int, coup: Int) -> Int:
     """The pair, natural and total fields of a coup, and the closing brace of its cell."""
     at = m.layout_of(state)[m.L_COUPS] + m.COUP_FIELDS * coup
@@ -156,12 +168,7 @@ def _info(state: np.ndarray, out: np.ndarray, p: Int, coup: Int) -> Int:
 def _bead_cells(state: np.ndarray, out: np.ndarray, p: Int, first: Int) -> Int:
     coups = m.layout_of(state)[m.L_COUPS]
     for i in range(first, state[m.COUPS]):
-        if i > first:
-            p = _put(out, p, _COMMA)
-        p = _put(out, p, _CELL)
-        p = _int(out, p, i // m.ROWS)
-        p = _put(out, p, _ROW)
-        p = _int(out, p, i % m.ROWS)
+        p = _open_cell(out, p, i > first, i // m.ROWS, i % m.ROWS)
         p = _put_one_of(out, p, state[coups + m.COUP_FIELDS * i + m.C_OUTCOME], _BEAD_OUTCOME[0],
                         _BEAD_OUTCOME[1], _BEAD_OUTCOME[2])
         p = _int(out, p, i)
@@ -178,12 +185,8 @@ def _big_road_cells(state: np.ndarray, out: np.ndarray, p: Int, first: Int) -> I
     for e in range(first, entries):
         at = lay[m.L_ENTRIES] + m.ENTRY_FIELDS * e
         coup = state[at + m.E_COUP]
-        if e > first:
-            p = _put(out, p, _COMMA)
-        p = _put(out, p, _CELL)
-        p = _int(out, p, state[at + m.E_COL])
-        p = _put(out, p, _ROW)
-        p = _int(out, p, state[at + m.E_ROW])
+        p = _open_cell(out, p, e > first, np.int64(state[at + m.E_COL]),
+                       np.int64(state[at + m.E_ROW]))
         p = _put_one_of(out, p, state[at + m.E_LABEL], _BIG_OUTCOME[0], _BIG_OUTCOME[1],
                         _BIG_OUTCOME[2])
         p = _int(out, p, state[at + m.E_TIES])
@@ -215,12 +218,8 @@ def _marks(state: np.ndarray, out: np.ndarray, p: Int, k: Int, first: Int) -> In
     for i in range(first, state[m.MARKS + k - 1]):
         at = road + m.MARK_FIELDS * i
         entry = state[at + m.M_ENTRY]
-        if i > first:
-            p = _put(out, p, _COMMA)
-        p = _put(out, p, _CELL)
-        p = _int(out, p, state[at + m.M_COL])
-        p = _put(out, p, _ROW)
-        p = _int(out, p, state[at + m.M_ROW])
+        p = _open_cell(out, p, i > first, np.int64(state[at + m.M_COL]),
+                       np.int64(state[at + m.M_ROW]))
         if state[at + m.M_COLOUR] == m.RED:
             p = _put(out, p, _MARK_COLOUR[0])
         else:
