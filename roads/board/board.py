@@ -153,10 +153,13 @@ def _coup_row(outcome: object, player_pair: object, banker_pair: object, natural
             _total(player_total, "player_total"), _total(banker_total, "banker_total"))
 
 
+_Cells = tuple[int, list[BigRoadCell], tuple[list[Mark], ...]]
+
+
 class Board:
     """The five roads of one shoe, updated coup by coup."""
 
-    __slots__ = ("_big_road", "_cells_at", "_infos", "_marks", "_state", "leading_ties")
+    __slots__ = ("_drawn", "_infos", "_state", "leading_ties")
 
     def __init__(self, leading_ties: LeadingTies = "first-cell", capacity: int = 128) -> None:
         """``capacity``: coups before the state has to grow (it grows by itself)."""
@@ -167,9 +170,7 @@ class Board:
         self.leading_ties: LeadingTies = leading_ties
         self._state = state
         self._infos: list[CoupInfo] = []  # made on first use, then kept (coups never change)
-        self._big_road: list[BigRoadCell] = []
-        self._marks: tuple[list[Mark], ...] = ([], [], [])
-        self._cells_at = -1  # coups on the board when the Big Road cells were last made
+        self._drawn: _Cells = (0, [], ([], [], []))  # cells made, and at how many coups
 
     # -- building -------------------------------------------------------------------------
     @classmethod
@@ -306,12 +307,13 @@ class Board:
 
     def _coup_infos(self) -> list[CoupInfo]:
         infos, n = self._infos, len(self)
-        if len(infos) < n:
-            infos.extend(
+        if len(infos) < n:  # a new list, swapped in whole: concurrent readers stay safe
+            infos = infos + [
                 CoupInfo(_LABEL[o], _FLAG[pp + 1], _FLAG[bp + 1], _FLAG[nat + 1],
                          None if pt < 0 else pt, None if bt < 0 else bt)
                 for o, pp, bp, nat, pt, bt in self._section(m.HEADER, m.COUP_FIELDS,
-                                                            len(infos), n))
+                                                            len(infos), n)]
+            self._infos = infos
         return infos
 
     @property
@@ -323,45 +325,48 @@ class Board:
         return [BeadCell(i // m.ROWS, i % m.ROWS, c.outcome, i, c)
                 for i, c in enumerate(self._coup_infos())]
 
-    def _cells(self) -> None:
-        """Bring the Big Road and mark cells up to date: only the newest Big Road cell can
-        have changed (it gains ties), the rest are only added to."""
+    def _cells(self) -> _Cells:
+        """The Big Road and mark cells, brought up to date from the last ones made: only
+        the newest Big Road cell can have changed (it gains ties), the rest are only added
+        to. New lists are swapped in whole, so readers on other threads stay safe (appending
+        while another thread reads is not)."""
+        made_at, old_big, old_marks = cells = self._drawn
         n = len(self)
-        if self._cells_at == n:
-            return
+        if made_at == n:
+            return cells
         state, infos = self._state, self._coup_infos()
         lay = m.layout(int(state[m.CAPACITY]))
-        cells = self._big_road
-        del cells[-1:]
+        big = old_big[:-1]
         made = int(state[m.ENTRIES])
-        entries = self._section(lay[m.L_ENTRIES], m.ENTRY_FIELDS, len(cells), made)
+        entries = self._section(lay[m.L_ENTRIES], m.ENTRY_FIELDS, len(big), made)
         for j, (coup, col, row, c, r, ties, label) in enumerate(entries):
             # An entry's ties: the tie coups up to the next entry (from the shoe's start for
             # the first entry, whose leading ties it carries).
             end = entries[j + 1][0] if j + 1 < len(entries) else n
-            tie_coups = tuple(t for t in range(coup if cells else 0, end)
+            tie_coups = tuple(t for t in range(coup if big else 0, end)
                               if infos[t].outcome == "T")
-            cells.append(BigRoadCell(col, row, _LABEL[label], ties, coup, c, r, tie_coups,
-                                     infos[coup]))
-        for k, marks in enumerate(self._marks, start=1):
+            big.append(BigRoadCell(col, row, _LABEL[label], ties, coup, c, r, tie_coups,
+                                   infos[coup]))
+        marks = []
+        for k, old in enumerate(old_marks, start=1):
             at = lay[m.L_MARKS] + m.MARK_FIELDS * (k - 1) * lay[m.L_CAP]
-            for src, col, row, colour in self._section(at, m.MARK_FIELDS, len(marks),
-                                                       int(state[m.MARKS + k - 1])):
-                marks.append(Mark(col, row, COLOURS[colour], cells[src].coup, src))
-        self._cells_at = n
+            marks.append(old + [
+                Mark(col, row, COLOURS[colour], big[src].coup, src)
+                for src, col, row, colour in self._section(at, m.MARK_FIELDS, len(old),
+                                                           int(state[m.MARKS + k - 1]))])
+        self._drawn = cells = (n, big, tuple(marks))
+        return cells
 
     @property
     def big_road(self) -> list[BigRoadCell]:
-        self._cells()
-        return list(self._big_road)
+        return list(self._cells()[1])
 
     def marks(self, road: str) -> list[Mark]:
         """The marks of a derived road (``big_eye_boy``, ``small_road``, ``cockroach_pig``)."""
         if road not in DERIVED:
             raise InputError(f"unknown derived road {road!r} (expected one of "
                              f"{', '.join(DERIVED)})")
-        self._cells()
-        return list(self._marks[DERIVED.index(road)])
+        return list(self._cells()[2][DERIVED.index(road)])
 
     def mark_string(self, road: str) -> str:
         """``R``/``B`` per mark, in entry order (the form of the fixtures)."""

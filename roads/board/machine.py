@@ -21,7 +21,8 @@ the same array. Layout, for a capacity of ``cap`` coups (``layout`` gives the of
 - column lengths (cap): length of every logical column.
 - marks (3 x cap x ``MARK_FIELDS``): derived-road marks of road k = 1..3: source entry, col,
   row, colour (0 red, 1 blue).
-- grid (4 x 6 x (cap + 8)): taken cells of the Big Road and the derived roads.
+- grid (4 x (cap + 8)): taken cells of the Big Road and the derived roads, one int per
+  drawn column with bit ``row`` set when that cell is taken.
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ def layout(cap: int) -> tuple[int, int, int, int, int, int, int]:
     lengths = entries + ENTRY_FIELDS * cap
     marks = lengths + cap
     grid = marks + 3 * MARK_FIELDS * cap
-    return cap, coups, entries, lengths, marks, grid, grid + 4 * ROWS * (cap + GRID_SLACK)
+    return cap, coups, entries, lengths, marks, grid, grid + 4 * (cap + GRID_SLACK)
 
 
 L_CAP, L_COUPS, L_ENTRIES, L_LENGTHS, L_MARKS, L_GRID, L_END = range(7)
@@ -124,9 +125,9 @@ def grow(old: np.ndarray, new: np.ndarray) -> None:
         dst = n[L_MARKS] + k * MARK_FIELDS * big
         new[dst : dst + size] = old[o[L_MARKS] + k * size : o[L_MARKS] + (k + 1) * size]
     width, wide = cap + GRID_SLACK, big + GRID_SLACK
-    for line in range(4 * ROWS):
-        new[n[L_GRID] + line * wide : n[L_GRID] + line * wide + width] = \
-            old[o[L_GRID] + line * width : o[L_GRID] + (line + 1) * width]
+    for g in range(4):
+        new[n[L_GRID] + g * wide : n[L_GRID] + g * wide + width] = \
+            old[o[L_GRID] + g * width : o[L_GRID] + (g + 1) * width]
 
 
 @nb.njit(cache=True, nogil=True)
@@ -138,22 +139,21 @@ def _next_cell(state: np.ndarray, lay: Layout, g: Int, label: Int) -> tuple[Int,
     column right of where the previous column started, skipping right past columns whose
     top cell an older tail has taken.
     """
-    width = lay[L_CAP] + GRID_SLACK
-    grid = lay[L_GRID] + g * ROWS * width
+    grid = lay[L_GRID] + g * (lay[L_CAP] + GRID_SLACK)  # column col of road g: grid + col
     d = DRAW + DRAW_FIELDS * g
     last = state[d + D_LAST]
     if last == label:
         col = np.int64(state[d + D_COL])
         row = np.int64(state[d + D_ROW])
         if state[d + D_TURNED] == 0 and row + 1 < ROWS and \
-                state[grid + (row + 1) * width + col] == 0:
+                state[grid + col] >> (row + 1) & 1 == 0:
             return col, row + 1
         col += 1
-        while state[grid + row * width + col] != 0:
+        while state[grid + col] >> row & 1:
             col += 1
         return col, row
     col = np.int64(0 if last == -1 else state[d + D_START] + 1)
-    while state[grid + col] != 0:
+    while state[grid + col] & 1:
         col += 1
     return col, np.int64(0)
 
@@ -169,8 +169,7 @@ def _place(state: np.ndarray, lay: Layout, g: Int, label: Int) -> tuple[Int, Int
     else:
         state[d + D_START] = col
         state[d + D_TURNED] = 0
-    width = lay[L_CAP] + GRID_SLACK
-    state[lay[L_GRID] + (g * ROWS + row) * width + col] = 1
+    state[lay[L_GRID] + g * (lay[L_CAP] + GRID_SLACK) + col] |= 1 << row
     state[d + D_COL] = col
     state[d + D_ROW] = row
     state[d + D_LAST] = label
