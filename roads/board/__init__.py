@@ -1,5 +1,5 @@
-"""The roads of a shoe: per-shoe core (:mod:`.board`), its state machine (:mod:`.machine`)
-and JSON writer (:mod:`.encode`), and the bulk path (:mod:`.bulk`)."""
+"""The roads of a shoe: per-shoe core (:mod:`.board`), its compiled state machine and JSON
+writer (:mod:`.machine`), and the bulk path (:mod:`.bulk`)."""
 
 from roads.board.board import (
     DERIVED,

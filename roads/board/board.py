@@ -4,7 +4,7 @@
 array per board). Appending a coup is O(1), so a live table keeps one Board per shoe; a
 stored shoe is built by appending its coups in order, in one compiled call. Readers come in
 two forms: the JSON contract and its live deltas as bytes written straight from the state
-(:mod:`roads.board.encode`, the fast path for screens and the API), and cells that remember
+(``machine.document``, the fast path for screens and the API), and cells that remember
 the coup they came from (for the renderer), made on first use and kept, since a cell never
 changes once the next one exists.
 """
@@ -17,7 +17,6 @@ from typing import Any, Literal
 
 import numpy as np
 
-from roads.board import encode
 from roads.board import machine as m
 from roads.errors import InputError
 
@@ -235,7 +234,7 @@ class Board:
         """The ``to_dict`` document as compact JSON (``json.dumps(..., separators=(",",
         ":"))``), written without building the dicts: the fast path for screens and the API.
         """
-        return encode.document(self._state, 0, False).tobytes()
+        return m.document(self._state, 0, False).tobytes()
 
     def delta_json(self, since: int) -> bytes:
         """What changed since the board had ``since`` coups, as JSON (``docs/roads.md``):
@@ -245,7 +244,7 @@ class Board:
         if isinstance(since, bool) or not isinstance(since, int) or \
                 not 0 <= since <= len(self):
             raise InputError(f"since must be a coup count from 0 to {len(self)}, got {since!r}")
-        return encode.document(self._state, since, True).tobytes()
+        return m.document(self._state, since, True).tobytes()
 
     def to_dict(self) -> dict[str, Any]:
         """The ``roads board --json`` contract (plus extra keys): ``to_json``'s document

@@ -1,15 +1,17 @@
-"""The roads as a compiled state machine: one coup in, every road updated in O(1).
+"""The roads as a compiled state machine (one coup in, every road updated in O(1)), and the
+JSON contract written straight from its state.
 
 One implementation serves every use: a live table appends coup by coup (``append``), a
-stored shoe folds the same ``append`` over its coups (``append_text``, ``append_rows``), and
+stored shoe folds the same ``append`` over its coups (``from_text``, ``append_rows``), and
 the benchmark's batch of full boards runs it per shoe in parallel (``build_batch``). The
 rules are those of ROADS.md; the Big Road and the three derived roads share one drawing
 routine (``_place``).
 
 A board's whole state is **one flat int32 array** (``new_state``), so a call from Python
 passes a single argument (numba's dispatch cost grows with every array argument, and on a
-per-shoe path it is most of the cost) and the JSON writer of :mod:`roads.board.encode` reads
-the same array. Layout, for a capacity of ``cap`` coups (``layout`` gives the offsets):
+per-shoe path it is most of the cost) and the JSON writer (``document``, at the end of
+this module) reads the same array. Layout, for a capacity of ``cap`` coups (``layout``
+gives the offsets):
 
 - header (``HEADER`` ints): counters at the indices named below, then the drawing state of
   the four drawn roads (g = 0 Big Road, k = 1..3): current col, current row, column start
@@ -375,3 +377,338 @@ def build_batch(outcomes: np.ndarray, offsets: np.ndarray, own_column: bool,
         counts[s, 2] = state[MARKS + 1]
         counts[s, 3] = state[MARKS + 2]
         counts[s, 4] = state[COLUMNS]
+
+
+# ------------------------------------------------------------------------------------------
+# The JSON contract and its live deltas, written straight from the state.
+#
+# ``Board.to_dict`` builds some 300 Python dicts for an 80-coup shoe, and a JSON encoder then
+# walks them again: ~1 ms per shoe. ``document`` reads the flat state and emits the bytes of
+# ``json.dumps(board.to_dict(), separators=(",", ":"))`` directly, in ~10 us; a delta holds
+# only what the coups since a given count changed (format in docs/roads.md). Every constant
+# piece of text lives once in ``_J_TEXT``; the writers copy slices of it.
+#
+# It lives in this module, not a module of its own, because numba's cache is per source
+# file: compiled code that calls the machine's functions or reads its layout constants from
+# another file would keep the old machine after this file changed.
+
+_PIECES: list[bytes] = []
+
+
+def _piece(text: str) -> tuple[int, int]:
+    """Register a constant piece of JSON; its (start, end) in ``_TEXT``.
+
+    numpy integers, not Python ints: numba would type each Python-int tuple as its own
+    literal type and compile ``_put`` once per piece; as int64 values it compiles once and
+    LLVM still sees constants where it inlines the copy."""
+    start = sum(len(p) for p in _PIECES)
+    _PIECES.append(text.encode("ascii"))
+    return np.int64(start), np.int64(start + len(_PIECES[-1]))  # type: ignore[return-value]
+
+
+def _pieces(*texts: str) -> tuple[tuple[int, int], ...]:
+    """Pieces chosen at run time (by outcome, colour, flag)."""
+    return tuple(_piece(t) for t in texts)
+
+
+_J_NULL = _piece("null")
+_J_COMMA = _piece(",")
+_J_CLOSE = _piece("}")
+_J_CELL = _piece('{"col":')
+_J_ROW = _piece(',"row":')
+_J_COUP = _piece(',"coup":')
+_J_BEAD_OUTCOME = _pieces(',"outcome":"B","coup":', ',"outcome":"P","coup":',
+                        ',"outcome":"T","coup":')
+_J_BIG_OUTCOME = _pieces(',"outcome":"B","ties":', ',"outcome":"P","ties":',
+                       ',"outcome":"T","ties":')
+_J_COLUMN = _piece(',"column":')
+_J_DEPTH = _piece(',"depth":')
+_J_TIE_COUPS = _piece(',"tie_coups":[')
+_J_TIE_COUPS_END = _piece("]")
+_J_NO_INFO = _piece(',"player_pair":null,"banker_pair":null,"natural":null,"total":null}')
+_J_PLAYER_PAIR = _piece(',"player_pair":')
+_J_BANKER_PAIR = _piece(',"banker_pair":')
+_J_NATURAL = _piece(',"natural":')
+_J_TOTAL = _piece(',"total":')
+_J_FLAG = _pieces("null", "false", "true")  # by recorded value + 1
+_J_MARK_COLOUR = _pieces(',"color":"red","coup":', ',"color":"blue","coup":')
+_J_ENTRY = _piece(',"entry":')
+_J_COLOUR = _pieces("null", '"red"', '"blue"')  # by colour + 1
+_J_LEADING = _pieces('{"leading_ties":"first-cell","bead_plate":[',
+                   '{"leading_ties":"own-column","bead_plate":[')
+_J_ROAD_OPEN = _pieces('],"big_road":[', '],"big_eye_boy":[', '],"small_road":[',
+                     '],"cockroach_pig":[')
+_J_ASK_OPEN = _piece('],"ask":{"banker":')
+_J_ASK_PLAYER = _piece(',"player":')
+_J_ASK_ROADS = _pieces('{"big_eye_boy":', ',"small_road":', ',"cockroach_pig":')
+_J_ASK_CELLS = _piece(',"cells":{"big_road":{"col":')
+_J_ASK_CELL = _pieces('},"big_eye_boy":', ',"small_road":', ',"cockroach_pig":')
+_J_ASK_CLOSE = _piece("}}")
+_J_TAIL = _pieces('},"pending_ties":', ',"counts":{"coups":', ',"banker":', ',"player":',
+                ',"tie":', ',"banker_pairs":', ',"player_pairs":', ',"naturals":',
+                '},"streaks":{"longest_banker_run":', ',"longest_player_run":',
+                ',"columns":', ',"dragon_tails":', "}}")
+_J_DELTA_OPEN = _pieces('{"since":', ',"coups":', ',"bead_plate":{"from":')
+_J_DELTA_ROAD = _pieces(']},"big_road":{"from":', ']},"big_eye_boy":{"from":',
+                      ']},"small_road":{"from":', ']},"cockroach_pig":{"from":')
+_J_FROM_CELLS = _piece(',"cells":[')
+_J_DELTA_ASK = _piece(']},"ask":{"banker":')
+_TEXT = np.frombuffer(b"".join(_PIECES), dtype=np.uint8)
+
+# int64 values, not Python ints, for arguments of compiled helpers (see machine._BIG_ROAD).
+_ZERO = np.int64(0)
+# Upper bounds of the bytes of one item (ints up to 10 digits), for the output buffer.
+_BEAD_BYTES, _ENTRY_BYTES, _TIE_COUP_BYTES, _MARK_BYTES, _FIXED_BYTES = 170, 240, 11, 90, 1400
+
+
+@nb.njit(cache=True, nogil=True)
+def _put(out: np.ndarray, p: Int, piece: tuple[Int, Int]) -> Int:
+    """Copy a constant piece. Unsigned indices: numba wraps negative signed indices, and
+    that check alone keeps LLVM from turning the loop into a block copy (8x slower)."""
+    start, end = piece
+    at, src = np.uint64(p), np.uint64(start)
+    for i in range(np.uint64(end - start)):
+        out[at + i] = _TEXT[src + i]
+    return p + end - start
+
+
+@nb.njit(cache=True, nogil=True)
+def _put_one_of(out: np.ndarray, p: Int, i: Int, a: tuple[Int, Int], b: tuple[Int, Int],
+                c: tuple[Int, Int]) -> Int:
+    """Piece ``a``, ``b`` or ``c`` for ``i`` = 0, 1, 2 (each a constant-size copy)."""
+    if i == 0:
+        return _put(out, p, a)
+    if i == 1:
+        return _put(out, p, b)
+    return _put(out, p, c)
+
+
+@nb.njit(cache=True, nogil=True)
+def _int(out: np.ndarray, p: Int, value: Int) -> Int:
+    """A non-negative integer in decimal."""
+    at = np.uint64(p)
+    if value < 10:
+        out[at] = 48 + value
+        return p + 1
+    if value < 100:
+        out[at] = 48 + value // 10
+        out[at + np.uint64(1)] = 48 + value % 10
+        return p + 2
+    digits = 0
+    rest = value
+    while rest:
+        digits += 1
+        rest //= 10
+    for i in range(digits - 1, -1, -1):
+        out[at + np.uint64(i)] = 48 + value % 10
+        value //= 10
+    return p + digits
+
+
+@nb.njit(cache=True, nogil=True)
+def _open_cell(out: np.ndarray, p: Int, comma: bool | np.bool_, col: Int, row: Int) -> Int:
+    """``{"col":C,"row":R`` — how every cell of every road starts (after a comma but the
+    first)."""
+    if comma:
+        p = _put(out, p, _J_COMMA)
+    p = _put(out, p, _J_CELL)
+    p = _int(out, p, col)
+    p = _put(out, p, _J_ROW)
+    return _int(out, p, row)
+
+
+@nb.njit(cache=True, nogil=True)
+def _info(state: np.ndarray, out: np.ndarray, p: Int, coup: Int) -> Int:
+    """The pair, natural and total fields of a coup, and the closing brace of its cell."""
+    at = layout_of(state)[L_COUPS] + COUP_FIELDS * coup
+    player_pair = state[at + C_PLAYER_PAIR]
+    banker_pair = state[at + C_BANKER_PAIR]
+    natural = state[at + C_NATURAL]
+    total = state[at + C_PLAYER_TOTAL]
+    if state[at + C_OUTCOME] != PLAYER and state[at + C_BANKER_TOTAL] >= 0:
+        total = state[at + C_BANKER_TOTAL]  # a tie shows either total
+    if player_pair < 0 and banker_pair < 0 and natural < 0 and total < 0:
+        return _put(out, p, _J_NO_INFO)
+    p = _put(out, p, _J_PLAYER_PAIR)
+    p = _put_one_of(out, p, player_pair + 1, _J_FLAG[0], _J_FLAG[1], _J_FLAG[2])
+    p = _put(out, p, _J_BANKER_PAIR)
+    p = _put_one_of(out, p, banker_pair + 1, _J_FLAG[0], _J_FLAG[1], _J_FLAG[2])
+    p = _put(out, p, _J_NATURAL)
+    p = _put_one_of(out, p, natural + 1, _J_FLAG[0], _J_FLAG[1], _J_FLAG[2])
+    p = _put(out, p, _J_TOTAL)
+    p = _put(out, p, _J_NULL) if total < 0 else _int(out, p, total)
+    return _put(out, p, _J_CLOSE)
+
+
+@nb.njit(cache=True, nogil=True)
+def _bead_cells(state: np.ndarray, out: np.ndarray, p: Int, first: Int) -> Int:
+    coups = layout_of(state)[L_COUPS]
+    for i in range(first, state[COUPS]):
+        p = _open_cell(out, p, i > first, i // ROWS, i % ROWS)
+        p = _put_one_of(out, p, state[coups + COUP_FIELDS * i + C_OUTCOME], _J_BEAD_OUTCOME[0],
+                        _J_BEAD_OUTCOME[1], _J_BEAD_OUTCOME[2])
+        p = _int(out, p, i)
+        p = _info(state, out, p, i)
+    return p
+
+
+@nb.njit(cache=True, nogil=True)
+def _big_road_cells(state: np.ndarray, out: np.ndarray, p: Int, first: Int) -> Int:
+    """Entries from ``first`` on. An entry's ties are the tie coups from its own coup (from
+    the start of the shoe for the first entry) up to the next entry's coup."""
+    lay = layout_of(state)
+    entries, coups = state[ENTRIES], state[COUPS]
+    for e in range(first, entries):
+        at = lay[L_ENTRIES] + ENTRY_FIELDS * e
+        coup = state[at + E_COUP]
+        p = _open_cell(out, p, e > first, np.int64(state[at + E_COL]),
+                       np.int64(state[at + E_ROW]))
+        p = _put_one_of(out, p, state[at + E_LABEL], _J_BIG_OUTCOME[0], _J_BIG_OUTCOME[1],
+                        _J_BIG_OUTCOME[2])
+        p = _int(out, p, state[at + E_TIES])
+        p = _put(out, p, _J_COUP)
+        p = _int(out, p, coup)
+        p = _put(out, p, _J_COLUMN)
+        p = _int(out, p, state[at + E_COLUMN])
+        p = _put(out, p, _J_DEPTH)
+        p = _int(out, p, state[at + E_DEPTH])
+        p = _put(out, p, _J_TIE_COUPS)
+        if state[at + E_TIES]:
+            end = state[at + ENTRY_FIELDS + E_COUP] if e + 1 < entries else coups
+            listed = False
+            for t in range(0 if e == 0 else coup, end):
+                if state[lay[L_COUPS] + COUP_FIELDS * t + C_OUTCOME] == TIE:
+                    if listed:
+                        p = _put(out, p, _J_COMMA)
+                    p = _int(out, p, t)
+                    listed = True
+        p = _put(out, p, _J_TIE_COUPS_END)
+        p = _info(state, out, p, np.int64(coup))
+    return p
+
+
+@nb.njit(cache=True, nogil=True)
+def _marks(state: np.ndarray, out: np.ndarray, p: Int, k: Int, first: Int) -> Int:
+    lay = layout_of(state)
+    road = lay[L_MARKS] + MARK_FIELDS * (k - 1) * lay[L_CAP]
+    for i in range(first, state[MARKS + k - 1]):
+        at = road + MARK_FIELDS * i
+        entry = state[at + M_ENTRY]
+        p = _open_cell(out, p, i > first, np.int64(state[at + M_COL]),
+                       np.int64(state[at + M_ROW]))
+        if state[at + M_COLOUR] == RED:
+            p = _put(out, p, _J_MARK_COLOUR[0])
+        else:
+            p = _put(out, p, _J_MARK_COLOUR[1])
+        p = _int(out, p, state[lay[L_ENTRIES] + ENTRY_FIELDS * entry + E_COUP])
+        p = _put(out, p, _J_ENTRY)
+        p = _int(out, p, entry)
+        p = _put(out, p, _J_CLOSE)
+    return p
+
+
+@nb.njit(cache=True, nogil=True)
+def _asks_and_totals(state: np.ndarray, out: np.ndarray, p: Int) -> Int:
+    """Both asks (after the ``"ask":{"banker":`` piece), then pending ties, counts and
+    streaks, closing the document."""
+    for outcome in range(2):
+        if outcome:
+            p = _put(out, p, _J_ASK_PLAYER)
+        a = ask(state, np.int64(outcome))
+        for k in range(3):
+            p = _put_one_of(out, p, k, _J_ASK_ROADS[0], _J_ASK_ROADS[1], _J_ASK_ROADS[2])
+            p = _put_one_of(out, p, a[2 + 3 * k] + 1, _J_COLOUR[0], _J_COLOUR[1], _J_COLOUR[2])
+        p = _put(out, p, _J_ASK_CELLS)
+        p = _int(out, p, a[0])
+        p = _put(out, p, _J_ROW)
+        p = _int(out, p, a[1])
+        for k in range(3):
+            p = _put_one_of(out, p, k, _J_ASK_CELL[0], _J_ASK_CELL[1], _J_ASK_CELL[2])
+            if a[2 + 3 * k] < 0:
+                p = _put(out, p, _J_NULL)
+            else:
+                p = _put(out, p, _J_CELL)
+                p = _int(out, p, a[3 + 3 * k])
+                p = _put(out, p, _J_ROW)
+                p = _int(out, p, a[4 + 3 * k])
+                p = _put(out, p, _J_CLOSE)
+        p = _put(out, p, _J_ASK_CLOSE)
+    for piece, value in ((_J_TAIL[0], PENDING), (_J_TAIL[1], COUPS),
+                         (_J_TAIL[2], BANKER_WINS), (_J_TAIL[3], PLAYER_WINS),
+                         (_J_TAIL[4], TIE_COUPS), (_J_TAIL[5], BANKER_PAIRS),
+                         (_J_TAIL[6], PLAYER_PAIRS), (_J_TAIL[7], NATURALS),
+                         (_J_TAIL[8], LONGEST_BANKER), (_J_TAIL[9], LONGEST_PLAYER),
+                         (_J_TAIL[10], COLUMNS), (_J_TAIL[11], DRAGONS)):
+        p = _put(out, p, piece)
+        p = _int(out, p, state[value])
+    return _put(out, p, _J_TAIL[12])
+
+
+@nb.njit(cache=True, nogil=True)
+def changed_from(state: np.ndarray, since: Int) -> tuple[Int, Int, Int, Int]:
+    """Index of the first cell of the Big Road and of each derived road that differs from
+    the board as it was after ``since`` coups (``0 <= since <= coups``).
+
+    Entries made at coup ``since`` or later are new; the entry before them changed too when
+    coup ``since`` is a tie (it gained a tie). Marks are new from the first new entry on.
+    Walks back from the end: the cost is that of the change, not of the shoe.
+    """
+    lay = layout_of(state)
+    made = state[ENTRIES]
+    entries = lay[L_ENTRIES]
+    while made > 0 and state[entries + ENTRY_FIELDS * (made - 1) + E_COUP] >= since:
+        made -= 1
+    big = made
+    if made > 0 and since < state[COUPS] and \
+            state[lay[L_COUPS] + COUP_FIELDS * since + C_OUTCOME] == TIE:
+        big = made - 1
+    first = np.zeros(3, dtype=np.int64)
+    for k in range(1, 4):
+        i = state[MARKS + k - 1]
+        road = lay[L_MARKS] + MARK_FIELDS * (k - 1) * lay[L_CAP]
+        while i > 0 and state[road + MARK_FIELDS * (i - 1) + M_ENTRY] >= made:
+            i -= 1
+        first[k - 1] = i
+    return np.int64(big), first[0], first[1], first[2]
+
+
+@nb.njit(cache=True, nogil=True)
+def document(state: np.ndarray, since: Int, as_delta: bool) -> np.ndarray:
+    """Compact JSON bytes of the whole ``to_dict`` document (``as_delta`` False, ``since``
+    0), or of what changed since the board had ``since`` coups (format in docs/roads.md).
+    One writer for both, so a delta's cells are the contract's cells byte for byte."""
+    first = changed_from(state, since) if as_delta else (_ZERO, _ZERO, _ZERO, _ZERO)
+    marks = 0
+    for k in range(1, 4):
+        marks += state[MARKS + k - 1] - first[k]
+    out = np.empty(_FIXED_BYTES + _BEAD_BYTES * (state[COUPS] - since)
+                   + _ENTRY_BYTES * (state[ENTRIES] - first[0])
+                   + _TIE_COUP_BYTES * state[TIE_COUPS] + _MARK_BYTES * marks,
+                   dtype=np.uint8)
+    if as_delta:
+        p = _put(out, 0, _J_DELTA_OPEN[0])
+        p = _int(out, p, since)
+        p = _put(out, p, _J_DELTA_OPEN[1])
+        p = _int(out, p, state[COUPS])
+        p = _put(out, p, _J_DELTA_OPEN[2])
+        p = _int(out, p, since)
+        p = _put(out, p, _J_FROM_CELLS)
+    else:
+        p = _put_one_of(out, 0, state[OWN_COLUMN], _J_LEADING[0], _J_LEADING[1], _J_LEADING[1])
+    p = _bead_cells(state, out, p, since)
+    for road in range(4):  # the Big Road, then the derived roads k = 1..3
+        if as_delta:
+            p = _put_one_of(out, p, road, _J_DELTA_ROAD[0], _J_DELTA_ROAD[1], _J_DELTA_ROAD[2]) \
+                if road < 3 else _put(out, p, _J_DELTA_ROAD[3])
+            p = _int(out, p, first[road])
+            p = _put(out, p, _J_FROM_CELLS)
+        else:
+            p = _put_one_of(out, p, road, _J_ROAD_OPEN[0], _J_ROAD_OPEN[1], _J_ROAD_OPEN[2]) \
+                if road < 3 else _put(out, p, _J_ROAD_OPEN[3])
+        if road == 0:
+            p = _big_road_cells(state, out, p, first[0])
+        else:
+            p = _marks(state, out, p, np.int64(road), first[road])
+    p = _put(out, p, _J_DELTA_ASK) if as_delta else _put(out, p, _J_ASK_OPEN)
+    p = _asks_and_totals(state, out, p)
+    return out[:p]
