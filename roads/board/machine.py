@@ -132,7 +132,7 @@ def grow(old: np.ndarray, new: np.ndarray) -> None:
             old[o[L_GRID] + g * width : o[L_GRID] + (g + 1) * width]
 
 
-@nb.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True, inline="always")
 def _next_cell(state: np.ndarray, lay: Layout, g: Int, label: Int) -> tuple[Int, Int]:
     """Where road ``g`` would draw its next cell with ``label`` (no change to the state).
 
@@ -160,7 +160,7 @@ def _next_cell(state: np.ndarray, lay: Layout, g: Int, label: Int) -> tuple[Int,
     return col, np.int64(0)
 
 
-@nb.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True, inline="always")
 def _place(state: np.ndarray, lay: Layout, g: Int, label: Int) -> tuple[Int, Int]:
     """Draw the next cell of road ``g`` and record it."""
     col, row = _next_cell(state, lay, g, label)
@@ -178,7 +178,7 @@ def _place(state: np.ndarray, lay: Layout, g: Int, label: Int) -> tuple[Int, Int
     return col, row
 
 
-@nb.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True, inline="always")
 def derived_colour(state: np.ndarray, lay: Layout, c: Int, r: Int, k: Int) -> Int:
     """Colour of the mark road ``k`` adds for a Big Road entry at logical (c, r); -1: none.
 
@@ -195,7 +195,7 @@ def derived_colour(state: np.ndarray, lay: Layout, c: Int, r: Int, k: Int) -> In
     return BLUE if state[lengths + c - k] == r else RED
 
 
-@nb.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True, inline="always")
 def _logical_position(state: np.ndarray, lay: Layout, outcome: Int) -> tuple[Int, Int]:
     """Logical (column, row) a Banker/Player entry would take: down the streak if the
     winner repeats, else the top of a new column."""
