@@ -1,8 +1,10 @@
 """The roads core against ROADS.md: worked examples, the live-platform fixture, drawing
-edge cases and every invariant as a property test."""
+edge cases, every invariant as a property test, the JSON contract against the independent
+reference (tests/naive_roads.py) and the live deltas."""
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -10,8 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from roads.board import DERIVED, Board, CoupInfo, OutcomeError
+from roads.board import DERIVED, ROAD_NAMES, Board, CoupInfo, OutcomeError, apply_delta
+from roads.errors import InputError
 from tests.conftest import fixture_json
+from tests.naive_roads import contract, outcome_coups
 
 FIXTURE = fixture_json("roads_live_platform.json")
 
@@ -226,3 +230,112 @@ def test_every_cell_used_at_most_once(outcomes: str, conv: str) -> None:
     for cells in grids.values():
         assert len(cells) == len(set(cells))
         assert all(0 <= row < 6 and col >= 0 for col, row in cells)
+
+
+# ---------------------------------------------------------------- the JSON contract
+conventions = st.sampled_from(["first-cell", "own-column"])
+flags = st.sampled_from([None, False, True])
+totals = st.one_of(st.none(), st.integers(min_value=0, max_value=9))
+coups = st.lists(st.tuples(st.sampled_from("BBBPPPT"), flags, flags, flags, totals, totals),
+                 max_size=110)
+
+
+def compact(document: dict[str, Any]) -> bytes:
+    return json.dumps(document, separators=(",", ":")).encode()
+
+
+@settings(max_examples=300, deadline=None)
+@given(shoes, conventions)
+def test_contract_equals_the_reference(outcomes: str, conv: str) -> None:
+    board = Board.from_outcomes(outcomes, conv)  # type: ignore[arg-type]
+    expected = contract(outcome_coups(outcomes), conv)
+    assert board.to_dict() == expected
+    assert board.to_json() == compact(expected)  # same bytes, same key order
+
+
+@settings(max_examples=200, deadline=None)
+@given(coups, conventions)
+def test_contract_with_pairs_naturals_and_totals(rows: list[Any], conv: str) -> None:
+    expected = contract(rows, conv)
+    live = Board(conv)  # type: ignore[arg-type]
+    for row in rows:
+        live.append(CoupInfo(*row))
+    names = ("outcome", "player_pair", "banker_pair", "natural", "player_total",
+             "banker_total")
+    stored = Board.from_coups([dict(zip(names, row, strict=True)) for row in rows],
+                              conv)  # type: ignore[arg-type]
+    for board in (live, stored):
+        assert board.to_dict() == expected
+        assert board.to_json() == compact(expected)
+    assert [c.info for c in live.bead_plate] == [CoupInfo(*row) for row in rows]
+
+
+def test_contract_of_long_and_growing_boards() -> None:
+    """Past the first capacity (the state grows), and numbers of several digits."""
+    outcomes = ("BBBBBBBBBPPPT" * 40)[:500]
+    small = Board(capacity=1)
+    for ch in outcomes:
+        small.append(ch)
+    expected = contract(outcome_coups(outcomes))
+    assert small.to_json() == compact(expected) == Board.from_outcomes(outcomes).to_json()
+
+
+@pytest.mark.parametrize(("row", "field"), [
+    ({"outcome": "B", "player_total": 10}, "player_total"),
+    ({"outcome": "P", "banker_total": -1}, "banker_total"),
+    ({"outcome": "P", "banker_total": True}, "banker_total"),
+    ({"outcome": "X"}, "outcome"),
+])
+def test_bad_coup_fields_are_named(row: dict[str, Any], field: str) -> None:
+    with pytest.raises(InputError, match=field if field != "outcome" else "invalid outcome"):
+        Board.from_coups([row])
+
+
+# ---------------------------------------------------------------- live deltas
+@settings(max_examples=150, deadline=None)
+@given(coups, conventions)
+def test_deltas_applied_coup_by_coup_rebuild_the_contract(rows: list[Any], conv: str) -> None:
+    board = Board(conv, capacity=4)  # type: ignore[arg-type]  # small: forces growth
+    screen = json.loads(board.to_json())
+    for i, row in enumerate(rows):
+        board.append(CoupInfo(*row))
+        delta = json.loads(board.delta_json(i))
+        assert (delta["since"], delta["coups"]) == (i, i + 1)
+        # One coup changes at most one cell per road, wherever the shoe is.
+        assert len(delta["bead_plate"]["cells"]) == 1
+        assert len(delta["big_road"]["cells"]) <= 1
+        assert all(len(delta[road]["cells"]) <= 1 for road in DERIVED)
+        apply_delta(screen, delta)
+        assert screen == board.to_dict()
+    assert compact(screen) == board.to_json()
+
+
+@settings(max_examples=150, deadline=None)
+@given(shoes, conventions, st.data())
+def test_a_delta_covers_every_coup_since(outcomes: str, conv: str, data: st.DataObject) -> None:
+    """A screen that missed updates asks for the changes since the coups it has."""
+    since = data.draw(st.integers(min_value=0, max_value=len(outcomes)))
+    screen = Board.from_outcomes(outcomes[:since], conv).to_dict()  # type: ignore[arg-type]
+    board = Board.from_outcomes(outcomes, conv)  # type: ignore[arg-type]
+    assert apply_delta(screen, json.loads(board.delta_json(since))) == board.to_dict()
+
+
+def test_delta_of_a_tie_replaces_the_newest_cell() -> None:
+    board = Board.from_outcomes("BPP")
+    board.append("T")
+    delta = json.loads(board.delta_json(3))
+    assert delta["big_road"]["from"] == 2
+    assert [(c["ties"], c["tie_coups"]) for c in delta["big_road"]["cells"]] == [(1, [3])]
+    assert all(delta[road]["cells"] == [] for road in DERIVED)
+    assert set(delta) == {"since", "coups", *ROAD_NAMES, "ask", "pending_ties", "counts",
+                          "streaks"}
+
+
+def test_delta_since_must_be_on_the_board() -> None:
+    board = Board.from_outcomes("BPB")
+    for bad in (-1, 4, "2", True):
+        with pytest.raises(InputError, match="since"):
+            board.delta_json(bad)  # type: ignore[arg-type]
+    screen = Board.from_outcomes("B").to_dict()
+    with pytest.raises(InputError, match="since coup 2"):
+        apply_delta(screen, json.loads(board.delta_json(2)))

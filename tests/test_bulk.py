@@ -1,10 +1,11 @@
-"""The bulk path equals the per-shoe core on every shoe."""
+"""The bulk path and the bulk kernel of full boards equal the per-shoe core on every shoe."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 import pytest
 from hypothesis import given, settings
@@ -12,6 +13,7 @@ from hypothesis import strategies as st
 
 from roads.analysis import store_roads
 from roads.board import DERIVED, Board
+from roads.board import machine as m
 from roads.board.bulk import SHOE_ROADS, shoe_roads, shoe_roads_arrow
 from roads.engine import deal_batch, shoe_seeds
 from roads.ingest.readers import ReadOptions
@@ -139,3 +141,40 @@ def test_store_roads_and_a_shoe_split_across_files(tmp_path: Path) -> None:
 def test_empty_inputs(tmp_path: Path) -> None:
     assert shoe_roads(pl.DataFrame(schema=COUPS)).is_empty()
     assert store_roads(Store.create(tmp_path)).is_empty()
+
+
+@pytest.mark.parametrize("conv", ["first-cell", "own-column"])
+def test_batch_of_full_boards_equals_the_per_shoe_board(conv: str) -> None:
+    """``machine.build_batch`` (the benchmark's bulk kernel) draws what ``Board`` draws."""
+    batch = deal_batch(get_rules("standard-6"), shoe_seeds(5, 0, 300))
+    letters = "BPT"
+    shoes, start = [], 0
+    for n in batch.coups_per_shoe.tolist():
+        shoes.append("".join(letters[o] for o in batch.result[start:start + n, 2]))
+        start += n
+    shoes += list(EDGE.values())
+    codes = np.array(["BPT".index(ch) for ch in "".join(shoes)], dtype=np.int64)
+    offsets = np.cumsum([0] + [len(s) for s in shoes]).astype(np.int64)
+    entries = np.zeros((len(codes), m.ENTRY_FIELDS), dtype=np.int32)
+    marks = np.zeros((3, len(codes), m.MARK_FIELDS), dtype=np.int32)
+    asks = np.zeros((len(shoes), 2, 11), dtype=np.int64)
+    counts = np.zeros((len(shoes), 5), dtype=np.int64)
+    m.build_batch(codes, offsets, conv == "own-column", entries, marks, asks, counts)
+    for s, shoe in enumerate(shoes):
+        board = Board.from_outcomes(shoe, conv)  # type: ignore[arg-type]
+        lo, (n_entries, *n_marks, columns) = offsets[s], counts[s].tolist()
+        assert [(c.coup, c.col, c.row, c.column, c.depth, c.ties, "BPT".index(c.outcome))
+                for c in board.big_road] == [tuple(e) for e in entries[lo:lo + n_entries].tolist()]
+        for k, road in enumerate(DERIVED):
+            assert [(mk.entry, mk.col, mk.row, ("red", "blue").index(mk.color))
+                    for mk in board.marks(road)] == [
+                tuple(x) for x in marks[k, lo:lo + n_marks[k]].tolist()]
+        assert columns == len(board.column_lengths)
+        for a, outcome in enumerate("BP"):
+            ask = board.ask(outcome)  # type: ignore[arg-type]
+            row = asks[s, a].tolist()
+            assert tuple(row[:2]) == ask.big_road_cell
+            for k, road in enumerate(DERIVED):
+                colour, col, r = row[2 + 3 * k: 5 + 3 * k]
+                assert (None if colour < 0 else ("red", "blue")[colour]) == ask.colors[road]
+                assert (None if colour < 0 else (col, r)) == ask.cells[road]

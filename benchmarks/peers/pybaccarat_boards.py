@@ -1,7 +1,8 @@
-"""Runs inside the peer venv: full boards with pybaccarat's Scoreboard for every shoe.
+"""Runs inside the peer venv: full boards with pybaccarat's Scoreboard, one shoe at a time.
 
-Input: a file of outcome strings, one shoe per line. Output (stdout, JSON): coups/s and,
-per shoe, the three derived-road strings (R/B) and the Banker ask, for checking.
+Usage: python pybaccarat_boards.py SHOES_FILE [RUNS]. SHOES_FILE holds one outcome string
+per line. Output (stdout, JSON): the coups/s of every run and, per shoe, the three
+derived-road strings (R/B) and the Banker ask of the last run, for checking.
 pybaccarat's Game.play(display=False) crashes, so its Scoreboard is driven directly, as its
 own Game.play does: Big Road type 0, derived roads 1-3 via get_cs_mark.
 """
@@ -33,11 +34,14 @@ def board(outcomes: str) -> tuple[list[str], str]:
 def main() -> None:
     with open(sys.argv[1]) as fh:
         shoes = fh.read().split()
-    start = time.perf_counter()
-    results = [board(s) for s in shoes]
-    elapsed = time.perf_counter() - start
+    runs = int(sys.argv[2]) if len(sys.argv) > 2 else 1
     coups = sum(len(s) for s in shoes)
-    json.dump({"coups_per_second": coups / elapsed,
+    rates = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        results = [board(s) for s in shoes]
+        rates.append(coups / (time.perf_counter() - start))
+    json.dump({"coups_per_second": rates,
                "roads": [r for r, _ in results],
                "ask_banker": [a.replace("s", "R").replace("C", "B").replace(" ", "-")
                               for _, a in results]}, sys.stdout)

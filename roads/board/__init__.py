@@ -1,4 +1,5 @@
-"""The roads of a shoe: per-shoe core (:mod:`.board`), compiled kernel, bulk path."""
+"""The roads of a shoe: per-shoe core (:mod:`.board`), its compiled state machine and JSON
+writer (:mod:`.machine`), and the bulk path (:mod:`.bulk`)."""
 
 from roads.board.board import (
     DERIVED,
@@ -12,10 +13,13 @@ from roads.board.board import (
     LeadingTies,
     Mark,
     OutcomeError,
+    apply_delta,
+    check_leading_ties,
     parse_outcomes,
 )
 
 __all__ = [
     "DERIVED", "LEADING_TIES", "ROAD_NAMES", "Ask", "BeadCell", "BigRoadCell", "Board",
-    "CoupInfo", "LeadingTies", "Mark", "OutcomeError", "parse_outcomes",
+    "CoupInfo", "LeadingTies", "Mark", "OutcomeError", "apply_delta", "check_leading_ties",
+    "parse_outcomes",
 ]

@@ -1,8 +1,12 @@
 """A shoe's scoreboard: Bead Plate, Big Road, the three derived roads and the ask road.
 
-:class:`Board` wraps the compiled state machine of :mod:`roads.board.kernel` and turns its
-arrays into cells that remember the coup they came from. Appending a coup is O(1), so a live
-table keeps one Board per shoe; a stored shoe is built by appending its coups in order.
+:class:`Board` wraps the compiled state machine of :mod:`roads.board.machine` (one flat
+array per board). Appending a coup is O(1), so a live table keeps one Board per shoe; a
+stored shoe is built by appending its coups in order, in one compiled call. Readers come in
+two forms: the JSON contract and its live deltas as bytes written straight from the state
+(``machine.document``, the fast path for screens and the API), and cells that remember
+the coup they came from (for the renderer), made on first use and kept, since a cell never
+changes once the next one exists.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from roads.board import kernel as k
+from roads.board import machine as m
 from roads.errors import InputError
 
 LeadingTies = Literal["first-cell", "own-column"]
@@ -21,8 +25,10 @@ LEADING_TIES: tuple[str, ...] = ("first-cell", "own-column")
 DERIVED = ("big_eye_boy", "small_road", "cockroach_pig")
 ROAD_NAMES = ("bead_plate", "big_road", *DERIVED)
 COLOURS = ("red", "blue")
-_CODE = {"B": k.BANKER, "P": k.PLAYER, "T": k.TIE}
+_CODE = {"B": m.BANKER, "P": m.PLAYER, "T": m.TIE}
 _LABEL = "BPT"
+_FLAG = (None, False, True)  # a recorded flag + 1
+_NOT_RECORDED = (m.NOT_RECORDED,) * (m.COUP_FIELDS - 1)
 
 
 class OutcomeError(InputError):
@@ -106,181 +112,171 @@ class Ask:
     cells: dict[str, tuple[int, int] | None]
 
 
+def check_leading_ties(leading_ties: str) -> None:
+    """Refuse a leading-ties convention other than ``LEADING_TIES``."""
+    if leading_ties not in LEADING_TIES:
+        raise InputError(f"leading-ties convention must be one of {', '.join(LEADING_TIES)}")
+
+
+def _flag(value: object) -> int:
+    return m.NOT_RECORDED if value is None else int(bool(value))
+
+
+def _total(value: object, field: str) -> int:
+    if value is None:
+        return m.NOT_RECORDED
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) \
+            or not 0 <= value <= 9:
+        raise InputError(f"{field} must be a whole number 0-9 or None, got {value!r}")
+    return int(value)
+
+
+def _winning_total(outcome: int, player_total: int, banker_total: int) -> int | None:
+    """The total a Bead Plate cell prints (either total for a tie), from stored ints."""
+    if outcome == m.PLAYER or banker_total < 0:
+        return None if player_total < 0 else player_total
+    return banker_total
+
+
+def _outcome_code(outcome: object) -> int:
+    code = _CODE.get(outcome) if isinstance(outcome, str) else None
+    if code is None:
+        raise OutcomeError(f"invalid outcome {outcome!r} (expected B, P or T)")
+    return code
+
+
+def _coup_row(outcome: object, player_pair: object, banker_pair: object, natural: object,
+              player_total: object, banker_total: object) -> tuple[int, ...]:
+    """A coup as the machine stores it (see ``machine.COUP_FIELDS``)."""
+    return (_outcome_code(outcome), _flag(player_pair), _flag(banker_pair), _flag(natural),
+            _total(player_total, "player_total"), _total(banker_total, "banker_total"))
+
+
+_Cells = tuple[int, list[BigRoadCell], tuple[list[Mark], ...]]
+
+
 class Board:
     """The five roads of one shoe, updated coup by coup."""
 
+    __slots__ = ("_drawn", "_infos", "_state", "leading_ties")
+
     def __init__(self, leading_ties: LeadingTies = "first-cell", capacity: int = 128) -> None:
-        if leading_ties not in LEADING_TIES:
-            raise InputError(
-                f"leading-ties convention must be one of {', '.join(LEADING_TIES)}")
+        """``capacity``: coups before the state has to grow (it grows by itself)."""
+        check_leading_ties(leading_ties)
+        self._adopt(leading_ties, m.new_state(max(1, capacity), leading_ties == "own-column"))
+
+    def _adopt(self, leading_ties: LeadingTies, state: np.ndarray) -> None:
         self.leading_ties: LeadingTies = leading_ties
-        self._state = k.new_state(capacity, leading_ties == "own-column")
-        self._coups: list[CoupInfo] = []
+        self._state = state
+        self._infos: list[CoupInfo] = []  # made on first use, then kept (coups never change)
+        self._drawn: _Cells = (0, [], ([], [], []))  # cells made, and at how many coups
 
     # -- building -------------------------------------------------------------------------
     @classmethod
     def from_outcomes(cls, outcomes: str | Iterable[str],
                       leading_ties: LeadingTies = "first-cell") -> Board:
-        text = parse_outcomes(outcomes if isinstance(outcomes, str) else "".join(outcomes))
-        board = cls(leading_ties, capacity=max(16, len(text) + 1))
-        board.extend(CoupInfo(ch) for ch in text)
+        check_leading_ties(leading_ties)
+        text = outcomes if isinstance(outcomes, str) else "".join(outcomes)
+        raw = text.encode("ascii") if text.isascii() else parse_outcomes(text).encode("ascii")
+        state, appended = m.from_text(np.frombuffer(raw, dtype=np.uint8),
+                                      leading_ties == "own-column")
+        if appended < 0:
+            raise OutcomeError(f"invalid outcome {text[-appended - 1]!r} at position "
+                               f"{-appended} (expected B, P or T)")
+        board = cls.__new__(cls)
+        board._adopt(leading_ties, state)
         return board
 
     @classmethod
     def from_coups(cls, rows: Iterable[dict[str, Any]],
                    leading_ties: LeadingTies = "first-cell") -> Board:
         """From canonical ``coups`` rows of one shoe, in coup order."""
-        infos = [
-            CoupInfo(str(r["outcome"]), r.get("player_pair"), r.get("banker_pair"),
-                     r.get("natural"), r.get("player_total"), r.get("banker_total"))
-            for r in rows
-        ]
-        board = cls(leading_ties, capacity=max(16, len(infos) + 1))
-        board.extend(infos)
+        coups = [_coup_row(str(r["outcome"]), r.get("player_pair"), r.get("banker_pair"),
+                           r.get("natural"), r.get("player_total"), r.get("banker_total"))
+                 for r in rows]
+        board = cls(leading_ties, capacity=max(16, len(coups)))
+        board._append_rows(coups)
         return board
 
     def append(self, coup: CoupInfo | str) -> None:
         """Add the next coup of the shoe (O(1); the live-table path)."""
-        info = CoupInfo(parse_outcomes(coup)) if isinstance(coup, str) else coup
-        if info.outcome not in _CODE or len(info.outcome) != 1:
-            raise OutcomeError(f"invalid outcome {info.outcome!r} (expected B, P or T)")
-        if len(self._coups) + 1 >= self._state[0][k.I_CAP]:
-            self._grow()
-        ints, entries, col_len, tie_of, marks, grid, draw = self._state
-        k.append(ints, entries, col_len, tie_of, marks, grid, draw, _CODE[info.outcome])
-        self._coups.append(info)
+        if isinstance(coup, str):
+            code = _CODE.get(coup)
+            if code is None:
+                code = _outcome_code(parse_outcomes(coup) or coup)
+            row: tuple[int, ...] = (code, *_NOT_RECORDED)
+        else:
+            row = _coup_row(coup.outcome, coup.player_pair, coup.banker_pair, coup.natural,
+                            coup.player_total, coup.banker_total)
+        self._make_room(1)
+        m.append(self._state, *row)
 
     def extend(self, coups: Iterable[CoupInfo]) -> None:
-        infos = list(coups)
-        for info in infos:
-            if info.outcome not in _CODE or len(info.outcome) != 1:
-                raise OutcomeError(f"invalid outcome {info.outcome!r} (expected B, P or T)")
-        while len(self._coups) + len(infos) + 1 >= self._state[0][k.I_CAP]:
-            self._grow()
-        codes = np.array([_CODE[i.outcome] for i in infos], dtype=np.int64)
-        ints, entries, col_len, tie_of, marks, grid, draw = self._state
-        k.append_many(ints, entries, col_len, tie_of, marks, grid, draw, codes)
-        self._coups.extend(infos)
+        self._append_rows([_coup_row(c.outcome, c.player_pair, c.banker_pair, c.natural,
+                                     c.player_total, c.banker_total) for c in coups])
 
-    def _grow(self) -> None:
-        old = self._state
-        cap = int(old[0][k.I_CAP])
-        new = k.new_state(cap * 2, bool(old[0][k.I_OWN_COLUMN]))
-        new[0][:] = old[0]
-        new[0][k.I_CAP] = cap * 2
-        new[1][:cap] = old[1]
-        new[2][:cap] = old[2]
-        new[3][:cap] = old[3]
-        new[4][:, :cap] = old[4]
-        new[5][:, :, : old[5].shape[2]] = old[5]
-        new[6][:] = old[6]
-        self._state = new
+    def _append_rows(self, rows: list[tuple[int, ...]]) -> None:
+        if rows:
+            self._make_room(len(rows))
+            m.append_rows(self._state, np.array(rows, dtype=np.int64))
 
-    # -- reading --------------------------------------------------------------------------
-    @property
-    def coups(self) -> Sequence[CoupInfo]:
-        return tuple(self._coups)
+    def _make_room(self, more: int) -> None:
+        state = self._state
+        cap = int(state[m.CAPACITY])
+        needed = int(state[m.COUPS]) + more
+        if needed > cap:
+            bigger = m.new_state(max(2 * cap, needed), bool(state[m.OWN_COLUMN]))
+            m.grow(state, bigger)
+            self._state = bigger
 
-    def __len__(self) -> int:
-        return len(self._coups)
+    # -- the JSON contract, straight from the state ----------------------------------------
+    def to_json(self) -> bytes:
+        """The ``to_dict`` document as compact JSON (``json.dumps(..., separators=(",",
+        ":"))``), written without building the dicts: the fast path for screens and the API.
+        """
+        return m.document(self._state, 0, False).tobytes()
 
-    @property
-    def bead_plate(self) -> list[BeadCell]:
-        return [BeadCell(i // 6, i % 6, c.outcome, i, c) for i, c in enumerate(self._coups)]
+    def delta_json(self, since: int) -> bytes:
+        """What changed since the board had ``since`` coups, as JSON (``docs/roads.md``):
+        the cells added or replaced per road from their index on, the asks, counts and
+        streaks. After one ``append`` ``since`` is ``len(board) - 1``; the cost is that of
+        the change, whatever the length of the shoe."""
+        if isinstance(since, bool) or not isinstance(since, int) or \
+                not 0 <= since <= len(self):
+            raise InputError(f"since must be a coup count from 0 to {len(self)}, got {since!r}")
+        return m.document(self._state, since, True).tobytes()
 
-    @property
-    def big_road(self) -> list[BigRoadCell]:
-        ints, entries, _, tie_of, *_ = self._state
-        n = int(ints[k.I_ENTRIES])
-        ties: list[list[int]] = [[] for _ in range(n)]
-        for coup, entry in enumerate(tie_of[: len(self._coups)].tolist()):
-            if entry >= 0:
-                ties[entry].append(coup)
-        cells = []
-        for i, (coup, col, row, c, r, n_ties, label) in enumerate(entries[:n].tolist()):
-            cells.append(BigRoadCell(col, row, _LABEL[label], n_ties, coup, c, r,
-                                     tuple(ties[i]), self._coups[coup]))
-        return cells
-
-    def marks(self, road: str) -> list[Mark]:
-        """The marks of a derived road (``big_eye_boy``, ``small_road``, ``cockroach_pig``)."""
-        ints, entries, _, _, marks, *_ = self._state
-        idx = DERIVED.index(road)
-        m = int(ints[k.I_MARKS + idx])
-        return [Mark(col, row, COLOURS[colour], int(entries[src, 0]), src)
-                for src, col, row, colour in marks[idx, :m].tolist()]
-
-    def mark_string(self, road: str) -> str:
-        """``R``/``B`` per mark, in entry order (the form of the fixtures)."""
-        return "".join("R" if m.color == "red" else "B" for m in self.marks(road))
-
-    @property
-    def pending_ties(self) -> int:
-        """Leading ties not yet shown (first-cell convention, before the first B/P)."""
-        return int(self._state[0][k.I_PENDING]) if not int(self._state[0][k.I_ENTRIES]) else 0
-
-    @property
-    def column_lengths(self) -> list[int]:
-        ints, _, col_len, *_ = self._state
-        return [int(x) for x in col_len[: int(ints[k.I_COLS])]]
-
-    def ask(self, outcome: Literal["B", "P"]) -> Ask:
-        ints, entries, col_len, _, _, grid, draw = self._state
-        out = np.zeros((4, 3), dtype=np.int64)
-        k.ask(ints, entries, col_len, grid, draw, _CODE[outcome], out)
-        colors: dict[str, str | None] = {}
-        cells: dict[str, tuple[int, int] | None] = {}
-        for i, road in enumerate(DERIVED, start=1):
-            colour = int(out[i, 0])
-            colors[road] = COLOURS[colour] if colour >= 0 else None
-            cells[road] = (int(out[i, 1]), int(out[i, 2])) if colour >= 0 else None
-        return Ask(outcome, (int(out[0, 0]), int(out[0, 1])), colors, cells)
-
-    def counts(self) -> dict[str, int]:
-        """The shoe's counts as boards print them beside the roads."""
-        c = self._coups
-        return {
-            "coups": len(c),
-            "banker": sum(i.outcome == "B" for i in c),
-            "player": sum(i.outcome == "P" for i in c),
-            "tie": sum(i.outcome == "T" for i in c),
-            "banker_pairs": sum(bool(i.banker_pair) for i in c),
-            "player_pairs": sum(bool(i.player_pair) for i in c),
-            "naturals": sum(bool(i.natural) for i in c),
-        }
-
-    def streaks(self) -> dict[str, int]:
-        """Longest Banker and Player runs, columns, and dragons (streaks of 7 or more)."""
-        lengths = self.column_lengths
-        labels = [cell.outcome for cell in self.big_road if cell.depth == 0]
-        return {
-            "longest_banker_run": max((n for n, lab in zip(lengths, labels, strict=True)
-                                       if lab == "B"), default=0),
-            "longest_player_run": max((n for n, lab in zip(lengths, labels, strict=True)
-                                       if lab == "P"), default=0),
-            "columns": len(lengths),
-            "dragon_tails": sum(n > k.ROWS for n in lengths),
-        }
-
-    # -- the JSON contract ----------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        """The ``roads board --json`` contract (plus extra keys)."""
-        def info(i: CoupInfo) -> dict[str, Any]:
-            return {"player_pair": i.player_pair, "banker_pair": i.banker_pair,
-                    "natural": i.natural, "total": i.winning_total}
-
+        """The ``roads board --json`` contract (plus extra keys): ``to_json``'s document
+        as Python objects, built from the state's rows (twice as fast as decoding it)."""
+        state = self._state
+        lay = m.layout(int(state[m.CAPACITY]))
+        n = len(self)
+        coups = self._section(lay[m.L_COUPS], m.COUP_FIELDS, 0, n)
+        info = [{"player_pair": _FLAG[pp + 1], "banker_pair": _FLAG[bp + 1],
+                 "natural": _FLAG[nat + 1], "total": _winning_total(o, pt, bt)}
+                for o, pp, bp, nat, pt, bt in coups]
+        entries = self._section(lay[m.L_ENTRIES], m.ENTRY_FIELDS, 0, int(state[m.ENTRIES]))
+        big_road = []
+        for j, (coup, col, row, c, r, ties, label) in enumerate(entries):
+            end = entries[j + 1][0] if j + 1 < len(entries) else n
+            tie_coups = [t for t in range(coup if j else 0, end)
+                         if coups[t][0] == m.TIE] if ties else []
+            big_road.append({"col": col, "row": row, "outcome": _LABEL[label], "ties": ties,
+                             "coup": coup, "column": c, "depth": r, "tie_coups": tie_coups,
+                             **info[coup]})
         result: dict[str, Any] = {
             "leading_ties": self.leading_ties,
-            "bead_plate": [{"col": b.col, "row": b.row, "outcome": b.outcome, "coup": b.coup,
-                            **info(b.info)} for b in self.bead_plate],
-            "big_road": [{"col": c.col, "row": c.row, "outcome": c.outcome, "ties": c.ties,
-                          "coup": c.coup, "column": c.column, "depth": c.depth,
-                          "tie_coups": list(c.tie_coups), **info(c.info)}
-                         for c in self.big_road],
+            "bead_plate": [{"col": i // m.ROWS, "row": i % m.ROWS, "outcome": _LABEL[c[0]],
+                            "coup": i, **info[i]} for i, c in enumerate(coups)],
+            "big_road": big_road,
         }
-        for road in DERIVED:
-            result[road] = [{"col": m.col, "row": m.row, "color": m.color, "coup": m.coup,
-                             "entry": m.entry} for m in self.marks(road)]
+        for k, road in enumerate(DERIVED, start=1):
+            marks = self._section(lay[m.L_MARKS] + m.MARK_FIELDS * (k - 1) * lay[m.L_CAP],
+                                  m.MARK_FIELDS, 0, int(state[m.MARKS + k - 1]))
+            result[road] = [{"col": col, "row": row, "color": COLOURS[colour],
+                             "coup": entries[src][0], "entry": src}
+                            for src, col, row, colour in marks]
         asks = {}
         for name, outcome in (("banker", "B"), ("player", "P")):
             a = self.ask(outcome)  # type: ignore[arg-type]
@@ -297,3 +293,133 @@ class Board:
         result["counts"] = self.counts()
         result["streaks"] = self.streaks()
         return result
+
+    # -- reading --------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return int(self._state[m.COUPS])
+
+    def _section(self, offset: int, fields: int, lo: int, hi: int) -> list[list[int]]:
+        """Rows ``lo:hi`` of a section of the state, as Python ints."""
+        rows: list[list[int]] = self._state[offset + fields * lo : offset + fields * hi].reshape(
+            -1, fields).tolist()
+        return rows
+
+    def _coup_infos(self) -> list[CoupInfo]:
+        infos, n = self._infos, len(self)
+        if len(infos) < n:  # a new list, swapped in whole: concurrent readers stay safe
+            infos = infos + [
+                CoupInfo(_LABEL[o], _FLAG[pp + 1], _FLAG[bp + 1], _FLAG[nat + 1],
+                         None if pt < 0 else pt, None if bt < 0 else bt)
+                for o, pp, bp, nat, pt, bt in self._section(m.HEADER, m.COUP_FIELDS,
+                                                            len(infos), n)]
+            self._infos = infos
+        return infos
+
+    @property
+    def coups(self) -> Sequence[CoupInfo]:
+        return tuple(self._coup_infos())
+
+    @property
+    def bead_plate(self) -> list[BeadCell]:
+        return [BeadCell(i // m.ROWS, i % m.ROWS, c.outcome, i, c)
+                for i, c in enumerate(self._coup_infos())]
+
+    def _cells(self) -> _Cells:
+        """The Big Road and mark cells, brought up to date from the last ones made: only
+        the newest Big Road cell can have changed (it gains ties), the rest are only added
+        to. New lists are swapped in whole, so readers on other threads stay safe (appending
+        while another thread reads is not)."""
+        made_at, old_big, old_marks = cells = self._drawn
+        n = len(self)
+        if made_at == n:
+            return cells
+        state, infos = self._state, self._coup_infos()
+        lay = m.layout(int(state[m.CAPACITY]))
+        big = old_big[:-1]
+        made = int(state[m.ENTRIES])
+        entries = self._section(lay[m.L_ENTRIES], m.ENTRY_FIELDS, len(big), made)
+        for j, (coup, col, row, c, r, ties, label) in enumerate(entries):
+            # An entry's ties: the tie coups up to the next entry (from the shoe's start for
+            # the first entry, whose leading ties it carries).
+            end = entries[j + 1][0] if j + 1 < len(entries) else n
+            tie_coups = tuple(t for t in range(coup if big else 0, end)
+                              if infos[t].outcome == "T")
+            big.append(BigRoadCell(col, row, _LABEL[label], ties, coup, c, r, tie_coups,
+                                   infos[coup]))
+        marks = []
+        for k, old in enumerate(old_marks, start=1):
+            at = lay[m.L_MARKS] + m.MARK_FIELDS * (k - 1) * lay[m.L_CAP]
+            marks.append(old + [
+                Mark(col, row, COLOURS[colour], big[src].coup, src)
+                for src, col, row, colour in self._section(at, m.MARK_FIELDS, len(old),
+                                                           int(state[m.MARKS + k - 1]))])
+        self._drawn = cells = (n, big, tuple(marks))
+        return cells
+
+    @property
+    def big_road(self) -> list[BigRoadCell]:
+        return list(self._cells()[1])
+
+    def marks(self, road: str) -> list[Mark]:
+        """The marks of a derived road (``big_eye_boy``, ``small_road``, ``cockroach_pig``)."""
+        if road not in DERIVED:
+            raise InputError(f"unknown derived road {road!r} (expected one of "
+                             f"{', '.join(DERIVED)})")
+        return list(self._cells()[2][DERIVED.index(road)])
+
+    def mark_string(self, road: str) -> str:
+        """``R``/``B`` per mark, in entry order (the form of the fixtures)."""
+        return "".join("R" if mark.color == "red" else "B" for mark in self.marks(road))
+
+    @property
+    def pending_ties(self) -> int:
+        """Leading ties not yet shown (first-cell convention, before the first B/P)."""
+        return int(self._state[m.PENDING])
+
+    @property
+    def column_lengths(self) -> list[int]:
+        state = self._state
+        at = m.layout(int(state[m.CAPACITY]))[m.L_LENGTHS]
+        return state[at: at + int(state[m.COLUMNS])].tolist()  # type: ignore[no-any-return]
+
+    def ask(self, outcome: Literal["B", "P"]) -> Ask:
+        if outcome not in ("B", "P"):
+            raise InputError(f"ask outcome must be B or P, got {outcome!r}")
+        col, row, *derived = (int(v) for v in m.ask(self._state, _CODE[outcome]))
+        colors: dict[str, str | None] = {}
+        cells: dict[str, tuple[int, int] | None] = {}
+        for i, road in enumerate(DERIVED):
+            colour, mcol, mrow = derived[3 * i: 3 * i + 3]
+            colors[road] = COLOURS[colour] if colour >= 0 else None
+            cells[road] = (mcol, mrow) if colour >= 0 else None
+        return Ask(outcome, (col, row), colors, cells)
+
+    def counts(self) -> dict[str, int]:
+        """The shoe's counts as boards print them beside the roads."""
+        s = self._state[: m.HEADER].tolist()
+        return {"coups": s[m.COUPS], "banker": s[m.BANKER_WINS], "player": s[m.PLAYER_WINS],
+                "tie": s[m.TIE_COUPS], "banker_pairs": s[m.BANKER_PAIRS],
+                "player_pairs": s[m.PLAYER_PAIRS], "naturals": s[m.NATURALS]}
+
+    def streaks(self) -> dict[str, int]:
+        """Longest Banker and Player runs, columns, and dragons (streaks of 7 or more)."""
+        s = self._state[: m.HEADER].tolist()
+        return {"longest_banker_run": s[m.LONGEST_BANKER],
+                "longest_player_run": s[m.LONGEST_PLAYER], "columns": s[m.COLUMNS],
+                "dragon_tails": s[m.DRAGONS]}
+
+
+def apply_delta(contract: dict[str, Any], delta: dict[str, Any]) -> dict[str, Any]:
+    """Bring a decoded ``to_json``/``to_dict`` document up to date with a decoded
+    ``delta_json`` document, in place (what a screen does with each update; see
+    ``docs/roads.md``). The document must be of the board at the delta's ``since`` coups."""
+    have = contract["counts"]["coups"]
+    if have != delta["since"]:
+        raise InputError(f"delta since coup {delta['since']} cannot update a board of "
+                         f"{have} coups")
+    for road in ROAD_NAMES:
+        change = delta[road]
+        contract[road][change["from"]:] = change["cells"]
+    for key in ("ask", "pending_ties", "counts", "streaks"):
+        contract[key] = delta[key]
+    return contract

@@ -8,7 +8,7 @@ over shoes, because a pure expression/numpy formulation needs a dozen passes ove
 million rows and measured 1.4 M coups/s here, against the 10 M target.
 
 It works on logical columns only — the derived roads never depend on the 6-row drawing —
-and is written independently of :mod:`roads.board.kernel`: the tests hold the two equal on
+and is written independently of :mod:`roads.board.machine`: the tests hold the two equal on
 thousands of shoes, the fixtures and the edge cases.
 """
 
@@ -19,7 +19,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from roads.board.board import LEADING_TIES, LeadingTies
+from roads.board.board import LeadingTies, check_leading_ties
 from roads.errors import InputError
 from roads.schema import Outcome, grouped_by_shoe
 
@@ -228,18 +228,13 @@ def _to_frame(table: pa.Table) -> pl.DataFrame:
     return frame.cast(SHOE_ROADS)  # type: ignore[arg-type]
 
 
-def _check_convention(leading_ties: str) -> None:
-    if leading_ties not in LEADING_TIES:
-        raise InputError(f"leading-ties convention must be one of {', '.join(LEADING_TIES)}")
-
-
 def shoe_roads(coups: pl.DataFrame, leading_ties: LeadingTies = "first-cell") -> pl.DataFrame:
     """Per-shoe roads for a batch of whole shoes (canonical ``coups`` columns).
 
     Needs ``table_id``, ``shoe_id``, ``coup`` and ``outcome``; rows may come in any order
     (they are sorted when a shoe is not contiguous and in coup order).
     """
-    _check_convention(leading_ties)
+    check_leading_ties(leading_ties)
     if coups.is_empty():
         return pl.DataFrame(schema=SHOE_ROADS)
     frame = coups.select("table_id", "shoe_id", "coup", pl.col("outcome").cast(Outcome))
