@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from roads.board.board import LeadingTies
 from roads.board.bulk import SHOE_ROADS, shoe_roads, table_roads
-from roads.stats.integrity import integrity_checks
+from roads.stats.integrity import IntegrityScan
 from roads.stats.partials import Partial, combine, partial, with_rules
 from roads.stats.per_shoe import shoe_summary
 from roads.stats.report import report_of_partial, shoe_odds
@@ -68,15 +68,23 @@ def statistics(store: Store, sel: Selection = ALL, level: float = 0.99,
     part = statistics_partial(store, sel)
     result: dict[str, Any] = report_of_partial(part, level) if part.by_shoe.height else {
         "statistics": {"coups": 0, "shoes": 0}, "randomness": None}
-    result["integrity"] = []
-    if integrity or sel.shoe_id is not None:
-        coups = store.read.coups(sel)
-        shoes = store.read.shoes(_shoes_of(sel))
-        if integrity and coups.height:
-            result["integrity"] = integrity_checks(coups, shoes)
-        if sel.shoe_id is not None:
-            result["live_odds"] = shoe_odds(coups, shoes)
+    result["integrity"] = integrity_findings(store, sel) if integrity else []
+    if sel.shoe_id is not None:
+        result["live_odds"] = shoe_odds(store.read.coups(sel), store.read.shoes(_shoes_of(sel)))
     return result
+
+
+def integrity_findings(store: Store, sel: Selection = ALL) -> list[dict[str, Any]]:
+    """The integrity checks of a slice, file by file: memory holds one file's coups and
+    each shoe's sketch. A shoe cut across files is checked again, read whole."""
+    scan = IntegrityScan(store.read.shoes(_shoes_of(sel)))
+    for batch in store.read.batches(sel):
+        scan.add(batch)
+    split = scan.split_shoes()
+    if split:
+        scan.add(store.read.coups(Selection(sel.table_id, sel.shoe_id, sel.start, sel.end,
+                                            shoes=frozenset(split))), whole=True)
+    return scan.findings()
 
 
 def store_roads(store: Store, leading_ties: LeadingTies = "first-cell",

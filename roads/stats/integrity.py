@@ -120,19 +120,71 @@ def _slots(coups: pl.DataFrame, side: str) -> np.ndarray:
         .cast(pl.UInt8).alias(f"c{i}") for i in range(3)).to_numpy()
 
 
+#: Fingerprints kept per shoe for the repeated-shoe check: the smallest sampled window
+#: hashes (a bottom-k sketch). Two copies of a shoe have the same sketch; unrelated shoes
+#: share none. This bounds the state carried across batches to ~0.4 KB a shoe.
+SKETCH = 24
+
+
 def integrity_checks(coups: pl.DataFrame, shoes: pl.DataFrame,
                      repeat_threshold: float = 0.5) -> list[dict[str, Any]]:
     """Every finding on the card-level coups of a slice (outcome-only coups are skipped)."""
-    cards = coups.filter(pl.col("player_cards").is_not_null()
-                         & pl.col("banker_cards").is_not_null())
-    if cards.is_empty():
-        return []
-    cards, offsets = grouped(cards)
-    p = np.ascontiguousarray(_slots(cards, "player"))
-    b = np.ascontiguousarray(_slots(cards, "banker"))
-    findings = _row_findings(cards, p, b)
+    scan = IntegrityScan(shoes, repeat_threshold)
+    scan.add(coups)
+    return scan.findings()
+
+
+class IntegrityScan:
+    """The integrity checks over batches of whole shoes (a store's files one at a time), so
+    memory holds one batch and each shoe's sketch, whatever the size of the store.
+
+    A shoe's checks need all of its coups in one batch; :meth:`add` notes a shoe met in two
+    batches (an import in pieces), and :meth:`split_shoes` lists them for the caller to add
+    again, read whole (their earlier findings are replaced)."""
+
+    def __init__(self, shoes: pl.DataFrame, repeat_threshold: float = 0.5) -> None:
+        self.shoes = conform(shoes, "shoes").unique(["table_id", "shoe_id"])
+        self.threshold = repeat_threshold
+        self._findings: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        self._sketches: dict[tuple[str, str], np.ndarray] = {}
+        self._split: set[tuple[str, str]] = set()
+
+    def add(self, coups: pl.DataFrame, whole: bool = False) -> None:
+        """Check a batch of coups (``whole``: these shoes' every coup, replacing what earlier
+        batches found of them)."""
+        cards = coups.filter(pl.col("player_cards").is_not_null()
+                             & pl.col("banker_cards").is_not_null())
+        if cards.is_empty():
+            return
+        cards, offsets = grouped(cards)
+        keys = [(str(t), str(s)) for t, s in cards.select("table_id", "shoe_id")
+                [offsets[:-1]].iter_rows()]
+        if not whole:
+            self._split.update(k for k in keys if k in self._findings)
+        for key in keys:
+            self._findings[key] = []
+        p = np.ascontiguousarray(_slots(cards, "player"))
+        b = np.ascontiguousarray(_slots(cards, "banker"))
+        for f in _row_findings(cards, p, b):
+            self._findings[(f["table_id"], f["shoe_id"])].append(f)
+        for key, found, sketch in _shoe_findings(cards, offsets, p, b, self.shoes, keys):
+            self._findings[key] += found
+            self._sketches[key] = sketch
+
+    def split_shoes(self) -> set[tuple[str, str]]:
+        return set(self._split)
+
+    def findings(self) -> list[dict[str, Any]]:
+        out = [f for found in self._findings.values() for f in found]
+        return out + _repeats(self._sketches, self.threshold)
+
+
+def _shoe_findings(cards: pl.DataFrame, offsets: np.ndarray, p: np.ndarray, b: np.ndarray,
+                   known: pl.DataFrame, ids: list[tuple[str, str]]
+                   ) -> list[tuple[tuple[str, str], list[dict[str, Any]], np.ndarray]]:
+    """Per shoe of one batch: its inventory, burn, end-rule and ordered-run findings, and
+    the sketch of its card sequence."""
     keys = cards.select("table_id", "shoe_id")[offsets[:-1]]
-    known = conform(shoes, "shoes").unique(["table_id", "shoe_id"])
     info = keys.join(known, on=["table_id", "shoe_id"], how="left", maintain_order="left")
     rules = [shoe_rules(r, d) for r, d in zip(info["rules"].to_list(), info["decks"].to_list(),
                                                strict=True)]
@@ -154,11 +206,13 @@ def integrity_checks(coups: pl.DataFrame, shoes: pl.DataFrame,
     fp_hash = np.zeros(cap, dtype=np.uint64)
     used = _shoe_pass(p, b, offsets, decks, burned, cut, end_rule, over, runs, end, fp_shoe,
                       fp_hash)
-    ids = keys.rows()
+    sketches = _bottom(fp_shoe[:used], fp_hash[:used], n)
+    out = []
     for s, (table, shoe) in enumerate(ids):
+        found = []
         coups_in_shoe = int(offsets[s + 1] - offsets[s])
         if over[s, 0] >= 0:
-            findings.append(_finding(
+            found.append(_finding(
                 "inventory", "high", table, shoe, [],
                 f"card {CARD_CODES[over[s, 0]]} appears {over[s, 1]} times, but "
                 f"{decks[s]} deck(s) hold only {decks[s]}"))
@@ -166,12 +220,12 @@ def integrity_checks(coups: pl.DataFrame, shoes: pl.DataFrame,
         if first:
             want = RANK_BURN["A23456789TJQK".index(first[0])]
             if burned[s] - 1 != want:
-                findings.append(_finding(
+                found.append(_finding(
                     "burn", "medium", table, shoe, [],
                     f"the exposed {first} calls for {want} burned card(s), but "
                     f"{burned[s] - 1} were burned"))
         if end[s] == 1:
-            findings.append(_finding(
+            found.append(_finding(
                 "end of shoe", "medium", table, shoe, [coups_in_shoe],
                 f"the shoe did not end as its rule ({rules[s].end_rule}) requires for a cut "
                 f"card in front of card {cut[s] + 1}"))
@@ -181,12 +235,20 @@ def integrity_checks(coups: pl.DataFrame, shoes: pl.DataFrame,
             chance = n_cards * q ** (run - 1)
             if run >= 6 and chance < 1e-5:
                 what = "of the same suit" if name == "suit" else "of ascending rank"
-                findings.append(_finding(
+                found.append(_finding(
                     "ordered run", "high", table, shoe, [],
                     f"{run} cards in a row {what} — a run that long is expected about "
                     f"{chance:.1e} times in a shuffled shoe (cards in deck order?)"))
-    findings += _repeats(fp_shoe[:used], fp_hash[:used], ids, repeat_threshold)
-    return findings
+        out.append(((table, shoe), found, sketches[s]))
+    return out
+
+
+def _bottom(shoe: np.ndarray, hashes: np.ndarray, n: int) -> list[np.ndarray]:
+    """Each shoe's :data:`SKETCH` smallest distinct sampled window hashes."""
+    order = np.lexsort((hashes, shoe))
+    shoe, hashes = shoe[order], hashes[order]
+    bounds = np.searchsorted(shoe, np.arange(n + 1))
+    return [np.unique(hashes[bounds[s]:bounds[s + 1]])[:SKETCH] for s in range(n)]
 
 
 def _row_findings(cards: pl.DataFrame, p: np.ndarray, b: np.ndarray) -> list[dict[str, Any]]:
@@ -225,32 +287,34 @@ def _row_findings(cards: pl.DataFrame, p: np.ndarray, b: np.ndarray) -> list[dic
     return findings
 
 
-def _repeats(shoe: np.ndarray, hashes: np.ndarray, ids: list[tuple[str, str]],
+def _repeats(sketches: dict[tuple[str, str], np.ndarray],
              threshold: float) -> list[dict[str, Any]]:
-    """Shoe pairs sharing at least ``threshold`` of their sampled 8-card windows."""
-    if not len(hashes):
+    """Shoe pairs whose sketches share at least ``threshold`` of the smaller one: the same
+    card sequence (a shoe dealt twice) or most of it (a pack not shuffled)."""
+    ids = list(sketches)
+    sizes = np.array([len(sketches[k]) for k in ids], dtype=np.int64)
+    if not len(ids) or not sizes.sum():
         return []
-    # Distinct (window, shoe) pairs in window order; only windows seen in two or more shoes
-    # take part in the pairing (in shuffled shoes, almost none).
-    order = np.lexsort((shoe, hashes))
-    h, sh = hashes[order], shoe[order]
-    distinct = np.ones(len(h), dtype=np.bool_)
-    distinct[1:] = (h[1:] != h[:-1]) | (sh[1:] != sh[:-1])
-    h, sh = h[distinct], sh[distinct]
-    windows = np.bincount(sh)
+    shoe = np.repeat(np.arange(len(ids)), sizes)
+    h = np.concatenate([sketches[k] for k in ids])
+    # Only hashes seen in two or more shoes take part in the pairing (in shuffled shoes,
+    # almost none).
+    order = np.argsort(h, kind="stable")
+    h, shoe = h[order], shoe[order]
     repeated = np.zeros(len(h), dtype=np.bool_)
     repeated[1:] = h[1:] == h[:-1]
     repeated[:-1] |= repeated[1:].copy()
-    shared = pl.DataFrame({"shoe": sh[repeated], "h": h[repeated]})
+    shared = pl.DataFrame({"shoe": shoe[repeated], "h": h[repeated]})
     pairs = (shared.join(shared, on="h").filter(pl.col("shoe") < pl.col("shoe_right"))
              .group_by("shoe", "shoe_right").len().rename({"len": "shared"}))
     pairs = pairs.with_columns(
-        pl.Series("windows", windows[pairs["shoe"].to_numpy()]),
-        pl.Series("windows_right", windows[pairs["shoe_right"].to_numpy()]))
+        pl.Series("windows", sizes[pairs["shoe"].to_numpy()]),
+        pl.Series("windows_right", sizes[pairs["shoe_right"].to_numpy()]))
     pairs = pairs.with_columns(
         (pl.col("shared") / pl.min_horizontal("windows", "windows_right")).alias("share"))
     out = []
-    for row in pairs.filter(pl.col("share") >= threshold).iter_rows(named=True):
+    for row in pairs.filter(pl.col("share") >= threshold).sort("shoe", "shoe_right"
+                                                                 ).iter_rows(named=True):
         a, b = ids[row["shoe"]], ids[row["shoe_right"]]
         same = "the same card sequence" if row["share"] >= 0.999 else \
             f"{math.floor(row['share'] * 100)}% of the same card sequences"

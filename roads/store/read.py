@@ -271,6 +271,17 @@ class Reader:
                                      ) from None
         yield from self._journaled_coups(snap, sel, False, marked)
 
+    def batches(self, sel: Selection = ALL) -> Iterator[pl.DataFrame]:
+        """The selected coups file by file (each file holds whole shoes), corrections
+        applied, then the journaled shoes: for work that needs whole shoes in bounded
+        memory (the integrity checks)."""
+        snap = self.snapshot(sel)
+        for entry in snap.files:
+            frame = self._canonical(entry, sel, snap, False, False)
+            if frame.height:
+                yield frame
+        yield from self._journaled_coups(snap, sel, False, False)
+
     # -- fast paths -------------------------------------------------------------------------
     def statistics_frames(self, sel: Selection = ALL) -> Iterator[pl.DataFrame]:
         """Per file, the columns the statistics need (:data:`STATISTICS_COLUMNS` plus each

@@ -298,3 +298,41 @@ def test_statistics_reader_counts_each_rows_cards(tmp_path: Path) -> None:
         expected = (full["player_cards"].list.len() + full["banker_cards"].list.len())
         assert fast["cards"].to_list() == expected.cast(pl.Int8).to_list()
         assert fast["coup"].to_list() == full["coup"].to_list()
+
+
+def test_the_scan_file_by_file_finds_what_the_whole_slice_does(tmp_path: Path) -> None:
+    """Batches of whole shoes (a store's files), a shoe cut across two of them and a
+    repeated shoe in another batch give the findings of one pass over everything."""
+    from roads.stats.integrity import IntegrityScan, integrity_checks
+
+    store = Store.create(tmp_path)
+    write_simulation(Simulation(get_rules("standard-6"), shoes=12, seed=33, tables=2), store)
+    coups, shoes = store.read.coups(), store.read.shoes()
+    first = coups["shoe_id"][0]
+    again = coups.filter(pl.col("shoe_id") == first).with_columns(
+        pl.lit("AGAIN").alias("shoe_id"))
+    # Most of a shoe again (an unshuffled pack): the first 80 % of its coups.
+    part = coups.filter(pl.col("shoe_id") == coups["shoe_id"][-1])
+    near = part.head(part.height * 8 // 10).with_columns(pl.lit("NEAR").alias("shoe_id"))
+    everything = pl.concat([coups, again, near])
+    whole = integrity_checks(everything, shoes)
+    checks = {(f["check"], f["shoe_id"]) for f in whole}
+    assert ("repeated shoe", first) in checks
+    assert any("NEAR" in f["explanation"] for f in whole if f["check"] == "repeated shoe")
+    scan = IntegrityScan(shoes)
+    cut = coups.filter(pl.col("shoe_id") == first)
+    rest = coups.filter(pl.col("shoe_id") != first)
+    for batch in (rest.head(300), cut.head(10), rest.tail(rest.height - 300), cut.tail(
+            cut.height - 10), again, near):
+        scan.add(batch)
+    split = scan.split_shoes()
+    assert (str(cut["table_id"][0]), first) in split
+    wanted = pl.DataFrame(sorted(split), schema={"table_id": pl.String, "shoe_id": pl.String},
+                          orient="row")
+    scan.add(everything.join(wanted, on=["table_id", "shoe_id"], how="semi"), whole=True)
+    key = ["check", "table_id", "shoe_id", "explanation"]
+
+    def rows(found: list[dict[str, object]]) -> list[tuple[object, ...]]:
+        return sorted(tuple(f[k] for k in key) for f in found)
+
+    assert rows(scan.findings()) == rows(whole)
