@@ -32,11 +32,11 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 import pyarrow.parquet as pq
 
+from roads.schema import COUPS, conform
 from roads.store import catalog, checkpoint
 from roads.store.catalog import FileEntry
-from roads.store.digest import coups_digest, shoe_digests, table_digest
+from roads.store.digest import combine_leaves, coups_digest, leaf, shoe_digests, table_digest
 from roads.store.journal import FILE_KINDS, Event
-from roads.store.journaled import shoe_frames
 from roads.store.layout import data_files, temporary_files
 from roads.store.store import shoe_index_rows
 
@@ -187,71 +187,137 @@ def verify(store: Store, deep: bool = False,
     return report
 
 
+def _keys(store: Store, entry: FileEntry) -> pl.DataFrame:
+    """The distinct (table_id, shoe_id) of a coups file, read as Parquet dictionaries."""
+    keys = pq.read_table(store.root / entry.path, columns=["table_id", "shoe_id"],
+                         read_dictionary=["table_id", "shoe_id"])
+    return pl.DataFrame(pl.from_arrow(keys)).unique().with_columns(
+        pl.col("table_id", "shoe_id").cast(pl.String), pl.lit(entry.path).alias("path"))
+
+
+_KEYS = {"table_id": pl.String, "shoe_id": pl.String, "path": pl.String}
+
+
+def _sql_frame(db: Any, sql: str, schema: dict[str, Any]) -> pl.DataFrame:
+    return pl.DataFrame(db.execute(sql).fetchall(), schema=schema, orient="row")
+
+
 def _held_twice(store: Store, intact: list[FileEntry], report: Report) -> None:
+    """Files against the catalogue's shoe lists and shoe index; coups or shoe rows stored
+    twice; imported copies of live shoes. Frames, not loops: one pass a file."""
     db = store.journal.connection()
-    where: dict[tuple[str, str], list[str]] = {}
-    for e in (e for e in intact if e.table == "coups"):
-        keys = pq.read_table(store.root / e.path, columns=["table_id", "shoe_id"],
-                             read_dictionary=["table_id", "shoe_id"])
-        pairs = pl.DataFrame(pl.from_arrow(keys)).unique()
-        found = {(str(t), str(s)) for t, s in pairs.iter_rows()}
-        listed = catalog.shoes_of(db, [e.path])[e.path]
-        if found != listed:
-            report.add("catalogue", e.path, "the shoes this file holds are not the shoes the "
-                                            "catalogue lists for it")
-        for key in found:
-            where.setdefault(key, []).append(e.path)
-    split = {k: v for k, v in where.items() if len(v) > 1}
-    for (table_id, shoe_id), paths in sorted(split.items()):
-        frames = [pl.read_parquet(store.root / p, columns=["table_id", "shoe_id", "coup"])
-                  .filter((pl.col("table_id") == table_id) & (pl.col("shoe_id") == shoe_id))
-                  for p in paths]
-        coups = pl.concat(frames)["coup"]
-        if coups.n_unique() != coups.len():
+    coups_files = [e for e in intact if e.table == "coups"]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        found = pl.concat([pl.DataFrame(schema=_KEYS), *pool.map(
+            lambda e: _keys(store, e), coups_files)])
+    listed = _sql_frame(db, "SELECT table_id, shoe_id, path FROM catalog_shoes", _KEYS)
+    listed = listed.filter(pl.col("path").is_in([e.path for e in coups_files]))
+    differ = pl.concat([found.join(listed, on=list(_KEYS), how="anti"),
+                        listed.join(found, on=list(_KEYS), how="anti")])
+    for path in sorted(set(differ["path"].to_list())):
+        report.add("catalogue", path, "the shoes this file holds are not the shoes the "
+                                      "catalogue lists for it")
+    split = found.filter(pl.struct("table_id", "shoe_id").is_duplicated())
+    for (table_id, shoe_id), rows in split.group_by("table_id", "shoe_id",
+                                                    maintain_order=True):
+        paths = rows["path"].to_list()
+        numbers = pl.concat([pl.read_parquet(store.root / p, columns=["table_id", "shoe_id",
+                                                                      "coup"])
+                             .filter((pl.col("table_id") == table_id)
+                                     & (pl.col("shoe_id") == shoe_id)) for p in paths])["coup"]
+        if numbers.n_unique() != numbers.len():
             report.add("held twice", f"{table_id}/{shoe_id}",
                        f"coups of this shoe are stored in more than one file ({', '.join(paths)})")
-    shoe_rows: Counter[tuple[str, str]] = Counter()
-    for e in (e for e in intact if e.table == "shoes"):
-        frame = pl.read_parquet(store.root / e.path)
-        shoe_rows.update((str(t), str(s)) for t, s in frame.select("table_id", "shoe_id")
-                         .iter_rows())
-        indexed = {tuple(r) for r in db.execute(
-            f"SELECT {', '.join(catalog.INDEX_COLUMNS)} FROM shoe_index WHERE path = ?",
-            (e.path,))}
-        if indexed != set(shoe_index_rows(frame)):
-            report.add("catalogue", e.path, "the shoe index does not list this file's shoes "
-                                            "as the file holds them")
-    for (table_id, shoe_id), n in sorted(shoe_rows.items()):
-        if n > 1:
+    shoe_files = [e for e in intact if e.table == "shoes"]
+    frames = [pl.read_parquet(store.root / e.path).with_columns(pl.lit(e.path).alias("path"))
+              for e in shoe_files]
+    if frames:
+        rows = pl.concat(frames, how="vertical_relaxed")
+        columns = list(catalog.INDEX_COLUMNS)
+        mine = _index_of(frames)
+        indexed = _sql_frame(db, f"SELECT {', '.join(columns)}, path FROM shoe_index",
+                             dict(mine.schema)).filter(pl.col("path").is_in(
+                                 [e.path for e in shoe_files]))
+        wrong = pl.concat([mine.join(indexed, on=mine.columns, how="anti", nulls_equal=True),
+                           indexed.join(mine, on=mine.columns, how="anti", nulls_equal=True)])
+        for path in sorted(set(wrong["path"].to_list())):
+            report.add("catalogue", path, "the shoe index does not list this file's shoes "
+                                          "as the file holds them")
+        twice = rows.group_by("table_id", "shoe_id").len().filter(pl.col("len") > 1)
+        for table_id, shoe_id, n in twice.sort("table_id", "shoe_id").iter_rows():
             report.add("held twice", f"{table_id}/{shoe_id}", f"{n} shoe rows for one shoe")
-    live = {(r[0], r[1]) for r in db.execute(
-        "SELECT table_id, shoe_id FROM events WHERE kind = 'shoe_opened'").fetchall()}
-    sealed_files: dict[tuple[str, str], int] = Counter()
-    for seal in store.journal.of_kinds(("shoe_sealed",)):
-        sealed_files[(seal.table_id, seal.shoe_id or "")] += 1
-    for key, paths in sorted(where.items()):
-        if key in live and key not in sealed_files:
-            report.add("held twice", f"{key[0]}/{key[1]}",
-                       "a live shoe of the journal is also stored as another shoe's file "
-                       f"({paths[0]})")
+    opened = _sql_frame(db, "SELECT DISTINCT table_id, shoe_id FROM events WHERE kind = "
+                            "'shoe_opened' AND NOT EXISTS (SELECT 1 FROM events s WHERE "
+                            "s.kind = 'shoe_sealed' AND s.table_id = events.table_id AND "
+                            "s.shoe_id = events.shoe_id)",
+                        {"table_id": pl.String, "shoe_id": pl.String})
+    copies = found.join(opened, on=["table_id", "shoe_id"], how="semi")
+    for table_id, shoe_id, path in copies.sort("table_id", "shoe_id").iter_rows():
+        report.add("held twice", f"{table_id}/{shoe_id}",
+                   f"a live shoe of the journal is also stored as another shoe's file ({path})")
+
+
+def _index_of(frames: list[pl.DataFrame]) -> pl.DataFrame:
+    """The shoe index rows the shoes files give (as the store writes them), with paths."""
+    out = []
+    for frame in frames:
+        rows = shoe_index_rows(frame.drop("path"))
+        out.append(pl.DataFrame(rows, schema={"table_id": pl.String, "shoe_id": pl.String,
+                                              "rules": pl.String, "decks": pl.Int64,
+                                              "coups": pl.Int64, "started_at": pl.String,
+                                              "ended_at": pl.String, "source": pl.String},
+                                orient="row").with_columns(
+            pl.lit(frame["path"][0]).alias("path")))
+    return pl.concat(out)
+
+
+_PAYLOAD = pl.Struct({"coup": pl.Int64, "outcome": pl.String,
+                      "player_cards": pl.List(pl.String), "banker_cards": pl.List(pl.String),
+                      "player_total": pl.Int64, "banker_total": pl.Int64,
+                      "natural": pl.Boolean, "player_pair": pl.Boolean,
+                      "banker_pair": pl.Boolean, "dealt_at": pl.String, "source": pl.String,
+                      "entry": pl.String})
+
+
+def entered_coups(db: Any) -> pl.DataFrame:
+    """The canonical coups the journal's ``coup_entered`` events of every sealed shoe
+    entered (as :func:`~roads.store.journaled.shoe_frames` builds them one shoe at a time),
+    decoded in one pass."""
+    rows = db.execute(
+        "SELECT e.table_id, e.shoe_id, e.actor, e.payload FROM events e WHERE "
+        "e.kind = 'coup_entered' AND EXISTS (SELECT 1 FROM events s WHERE s.kind = "
+        "'shoe_sealed' AND s.table_id = e.table_id AND s.shoe_id = e.shoe_id AND "
+        "s.seq > e.seq) ORDER BY e.seq").fetchall()
+    frame = pl.DataFrame(rows, schema={"table_id": pl.String, "shoe_id": pl.String,
+                                       "entered_by": pl.String, "payload": pl.String},
+                         orient="row")
+    fields = frame["payload"].str.json_decode(_PAYLOAD).struct.unnest()
+    coups = pl.concat([frame.drop("payload"), fields], how="horizontal").with_columns(
+        pl.col("dealt_at").str.to_datetime(time_unit="us", time_zone="UTC"))
+    return conform(coups, "coups")
 
 
 def _sealed_against_journal(store: Store, seals: list[Event], live: dict[str, FileEntry],
                             report: Report) -> None:
-    """Each sealed shoe's journaled coups file content against its coup_entered events;
-    and, where that file is still the one stored, against the file's rows (by digest)."""
+    """Each sealed shoe's journaled coups file content against its coup_entered events."""
+    db = store.journal.connection()
+    digests = {(t, s): d for t, s, d in shoe_digests(entered_coups(db)).iter_rows()}
+    opened = {(r[0], r[1]) for r in db.execute(
+        "SELECT table_id, shoe_id FROM events WHERE kind = 'shoe_opened'")}
     for seal in seals:
         report.sealed_shoes += 1
-        events = store.journal.events(seal.table_id, seal.shoe_id)
-        events = [e for e in events if e.seq < seal.seq]
-        if not any(e.kind == "shoe_opened" for e in events):
-            report.add("differs from journal", f"{seal.table_id}/{seal.shoe_id}",
+        key = (seal.table_id, seal.shoe_id or "")
+        if key not in opened:
+            report.add("differs from journal", f"{key[0]}/{key[1]}",
                        "sealed, but the journal has no shoe_opened event for it")
             continue
-        expected = coups_digest(shoe_frames(events)[0])
+        expected = combine_leaves([leaf(*key, digests[key])]) if key in digests else \
+            coups_digest(conform(pl.DataFrame(schema=COUPS), "coups"))
         files = [f for f in seal.payload.get("files", []) if f.get("table") == "coups"]
+        if not files and key not in digests:
+            continue  # a shoe closed without a coup: nothing sealed but its row
         if not files or files[0].get("content") != expected:
-            report.add("differs from journal", f"{seal.table_id}/{seal.shoe_id}",
+            report.add("differs from journal", f"{key[0]}/{key[1]}",
                        "the sealed file's coups are not the coups its journal events entered")
 
 
