@@ -1,0 +1,105 @@
+"""The content digest against an independent implementation of its written definition
+(docs/store.md, "Content digests"): plain Python, one coup at a time, struct-packed."""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import polars as pl
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from roads.cards import CARD_CODES
+from roads.schema import ENTRY_METHODS, SOURCES, conform
+from roads.store.digest import coups_digest, shoe_digests
+
+
+def _card_bytes(hand: list[str] | None) -> bytes:
+    if hand is None:
+        return bytes([254, 254, 254])
+    codes = [CARD_CODES.index(c) for c in hand] + [255] * (3 - len(hand))
+    return bytes(codes)
+
+
+def _flag(value: bool | None) -> int:
+    return 2 if value is None else int(value)
+
+
+def _record(row: dict[str, Any]) -> bytes:
+    who = row["entered_by"]
+    dealt = row["dealt_at"]
+    epoch = datetime(1970, 1, 1, tzinfo=UTC)
+    micros = -(2**63) if dealt is None else (dealt - epoch) // timedelta(microseconds=1)
+    return (struct.pack("<iB", row["coup"], "BPT".index(row["outcome"]))
+            + _card_bytes(row["player_cards"]) + _card_bytes(row["banker_cards"])
+            + struct.pack("<bbBBBqBBI", -1 if row["player_total"] is None
+                          else row["player_total"],
+                          -1 if row["banker_total"] is None else row["banker_total"],
+                          _flag(row["natural"]), _flag(row["player_pair"]),
+                          _flag(row["banker_pair"]), micros, SOURCES.index(row["source"]),
+                          ENTRY_METHODS.index(row["entry"]),
+                          0xFFFFFFFF if who is None else len(who.encode()))
+            + b"\0\0")
+
+
+def reference(rows: list[dict[str, Any]]) -> tuple[dict[tuple[str, str], str], str]:
+    """Per-shoe digests and the table digest, exactly as docs/store.md words them."""
+    shoes: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        shoes.setdefault((row["table_id"], row["shoe_id"]), []).append(row)
+    digests = {}
+    for (table, shoe), coups in shoes.items():
+        coups.sort(key=lambda r: r["coup"])
+        h = hashlib.sha256(b"roads-coups-2\0" + table.encode() + b"\0" + shoe.encode() + b"\0")
+        for r in coups:
+            h.update(_record(r))
+        for r in coups:
+            h.update((r["entered_by"] or "").encode())
+        digests[(table, shoe)] = h.hexdigest()
+    leaves = b"".join(hashlib.sha256(f"{t}\t{s}\t{d}\n".encode()).digest()
+                      for (t, s), d in sorted(digests.items(),
+                                              key=lambda kv: (kv[0][0].encode(),
+                                                              kv[0][1].encode())))
+    return digests, hashlib.sha256(leaves).hexdigest()
+
+
+HANDS = [(["9h", "Kd"], ["5s", "2c"]), (["2h", "3d", "4c"], ["9c", "Kd"]), (None, None)]
+coup = st.fixed_dictionaries({
+    "table_id": st.sampled_from(["T1", "T2", "桌3"]),
+    "shoe_id": st.sampled_from(["S1", "S2", "Шуз-1"]),
+    "outcome": st.sampled_from("BPT"),
+    "hands": st.sampled_from(HANDS),
+    "player_total": st.one_of(st.none(), st.integers(0, 9)),
+    "banker_total": st.one_of(st.none(), st.integers(0, 9)),
+    "natural": st.one_of(st.none(), st.booleans()),
+    "player_pair": st.one_of(st.none(), st.booleans()),
+    "banker_pair": st.one_of(st.none(), st.booleans()),
+    "dealt_at": st.one_of(st.none(), st.datetimes(min_value=datetime(2000, 1, 1),
+                                                   max_value=datetime(2100, 1, 1))
+                          .map(lambda d: d.replace(tzinfo=UTC))),
+    "source": st.sampled_from(SOURCES),
+    "entry": st.sampled_from(ENTRY_METHODS),
+    "entered_by": st.one_of(st.none(), st.text(max_size=12)),
+})
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(coup, min_size=1, max_size=40))
+def test_the_digest_is_what_its_definition_says(draws: list[dict[str, Any]]) -> None:
+    rows, numbers = [], {}
+    for d in draws:
+        key = (d["table_id"], d["shoe_id"])
+        numbers[key] = numbers.get(key, 0) + 1
+        p, b = d.pop("hands")
+        rows.append({**d, "coup": numbers[key], "player_cards": p, "banker_cards": b})
+    frame = conform(pl.DataFrame(rows, schema_overrides={
+        "player_cards": pl.List(pl.String), "banker_cards": pl.List(pl.String),
+        "dealt_at": pl.Datetime("us", "UTC")}, infer_schema_length=None), "coups")
+    shoes, table = reference(rows)
+    ours = {(t, s): d for t, s, d in shoe_digests(frame.sample(fraction=1.0, shuffle=True,
+                                                               seed=1)).iter_rows()}
+    assert ours == shoes
+    assert coups_digest(frame) == table
