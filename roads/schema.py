@@ -133,15 +133,18 @@ def conform(frame: pl.DataFrame, table: str) -> pl.DataFrame:
     :class:`SchemaError` naming it, because a silently mangled column is worse than none.
     """
     target = schema(table)
+    have = frame.schema
+    if list(have.items()) == list(target.items()):
+        return frame  # already canonical (most calls: the writers conform once, early)
     required = {"table_id", "shoe_id"} | ({"coup", "outcome"} if table == "coups" else set())
-    missing = required - set(frame.columns)
+    missing = required - set(have)
     if missing:
         raise SchemaError(f"{table}: missing column(s) {', '.join(sorted(missing))}")
     columns = []
     for name, dtype in target.items():
-        if name not in frame.columns:
+        if name not in have:
             columns.append(pl.lit(None, dtype=dtype).alias(name))
-        elif frame.schema[name] == dtype:
+        elif have[name] == dtype:
             columns.append(pl.col(name))
         else:
             columns.append(pl.col(name).cast(dtype, strict=True))
@@ -160,21 +163,26 @@ def provenance(**items: Any) -> dict[str, str]:
     return meta
 
 
-def shoe_starts(frame: pl.DataFrame) -> np.ndarray:
-    """Boolean per row: does it start a new (table, shoe) run?
+def shoe_start(frame: pl.DataFrame) -> pl.Expr:
+    """Boolean expression per row of ``frame``: does it start a new (table, shoe) run?
 
     Coups are kept shoe by shoe, so many passes need only these boundaries, never a hash of
     every key. Categorical keys (as read from Parquet dictionaries) compare by their integer
     codes, an order of magnitude faster than comparing strings.
     """
+    types = frame.schema
+
     def key(name: str) -> pl.Expr:
         col = pl.col(name)
-        return col.to_physical() if frame.schema[name] == pl.Categorical() else col
+        return col.to_physical() if types[name] == pl.Categorical() else col
 
-    return frame.select(
-        ((key("table_id") != key("table_id").shift(1))
-         | (key("shoe_id") != key("shoe_id").shift(1))).fill_null(True)
-    ).to_series().to_numpy()
+    return ((key("table_id") != key("table_id").shift(1))
+            | (key("shoe_id") != key("shoe_id").shift(1))).fill_null(True)
+
+
+def shoe_starts(frame: pl.DataFrame) -> np.ndarray:
+    """:func:`shoe_start` of every row, as a numpy mask."""
+    return frame.select(shoe_start(frame)).to_series().to_numpy()
 
 
 def shoe_runs(frame: pl.DataFrame) -> np.ndarray | None:

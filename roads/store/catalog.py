@@ -11,6 +11,7 @@ from the journal and the files and compares.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
@@ -27,14 +28,11 @@ CREATE TABLE IF NOT EXISTS catalog (
 CREATE INDEX IF NOT EXISTS catalog_day ON catalog(tbl, day);
 CREATE TABLE IF NOT EXISTS catalog_shoes (
     table_id TEXT NOT NULL, shoe_id TEXT NOT NULL, path TEXT NOT NULL,
-    PRIMARY KEY (table_id, shoe_id, path));
-CREATE INDEX IF NOT EXISTS catalog_shoes_path ON catalog_shoes(path);
+    PRIMARY KEY (table_id, shoe_id, path)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS shoe_index (
     table_id TEXT NOT NULL, shoe_id TEXT NOT NULL, path TEXT NOT NULL, rules TEXT,
     decks INTEGER, coups INTEGER, started_at TEXT, ended_at TEXT, source TEXT,
-    PRIMARY KEY (table_id, shoe_id, path));
-CREATE INDEX IF NOT EXISTS shoe_index_started ON shoe_index(started_at);
-CREATE INDEX IF NOT EXISTS shoe_index_path ON shoe_index(path);
+    PRIMARY KEY (table_id, shoe_id, path)) WITHOUT ROWID;
 """
 #: The shoe rows the index keeps of every stored shoes file (what the history pages list).
 INDEX_COLUMNS = ("table_id", "shoe_id", "rules", "decks", "coups", "started_at", "ended_at",
@@ -73,26 +71,42 @@ def install(db: sqlite3.Connection) -> None:
     db.executescript(SCHEMA)
 
 
+def _paths(paths: Iterable[str]) -> str:
+    """Paths as one JSON parameter for ``IN (SELECT value FROM json_each(?))``."""
+    return json.dumps(list(paths))
+
+
+def _forget(db: sqlite3.Connection, paths: Sequence[str]) -> None:
+    """Drop the shoe rows of ``paths``: one scan per table (the shoe tables carry no index
+    by path: every bulk commit would pay for it, and only replacing or removing files,
+    rare events, needs it)."""
+    if paths:
+        for table in ("catalog_shoes", "shoe_index"):
+            db.execute(f"DELETE FROM {table} WHERE path IN (SELECT value FROM json_each(?))",
+                       (_paths(paths),))
+
+
 def record(db: sqlite3.Connection, seq: int, at: str, added: Sequence[FileEntry],
            shoes: dict[str, Iterable[tuple[str, str]]], removed: Sequence[str] = (),
            index: dict[str, Sequence[tuple[object, ...]]] | None = None) -> None:
     """Apply one file event to the derived tables (inside the event's transaction).
 
-    ``index``: the shoe rows (:data:`INDEX_COLUMNS`) of each added shoes file."""
-    for path in removed:
-        db.execute("DELETE FROM catalog WHERE path = ?", (path,))
-        db.execute("DELETE FROM catalog_shoes WHERE path = ?", (path,))
-        db.execute("DELETE FROM shoe_index WHERE path = ?", (path,))
-    for f in added:
-        db.execute("INSERT OR REPLACE INTO catalog VALUES (?,?,?,?,?,?,?,?,?,?)",
-                   (f.path, f.table, f.sha256, f.bytes, f.rows, f.content, f.day, f.source,
-                    seq, f.kept_since or at))
-        db.execute("DELETE FROM catalog_shoes WHERE path = ?", (f.path,))
-        db.executemany("INSERT OR IGNORE INTO catalog_shoes VALUES (?,?,?)",
-                       [(t, s, f.path) for t, s in shoes.get(f.path, ())])
-        db.execute("DELETE FROM shoe_index WHERE path = ?", (f.path,))
-        db.executemany("INSERT OR IGNORE INTO shoe_index VALUES (?,?,?,?,?,?,?,?,?)",
-                       [(r[0], r[1], f.path, *r[2:]) for r in (index or {}).get(f.path, ())])
+    ``index``: the shoe rows (:data:`INDEX_COLUMNS`) of each added shoes file. Rows go in
+    key order (appends to the B-trees rather than inserts all over them)."""
+    replaced = [r[0] for r in db.execute(
+        "SELECT path FROM catalog WHERE path IN (SELECT value FROM json_each(?))",
+        (_paths(f.path for f in added),))]
+    db.executemany("DELETE FROM catalog WHERE path = ?", [(p,) for p in removed])
+    _forget(db, [*removed, *replaced])
+    db.executemany("INSERT OR REPLACE INTO catalog VALUES (?,?,?,?,?,?,?,?,?,?)",
+                   [(f.path, f.table, f.sha256, f.bytes, f.rows, f.content, f.day, f.source,
+                     seq, f.kept_since or at) for f in added])
+    db.executemany("INSERT OR IGNORE INTO catalog_shoes VALUES (?,?,?)", sorted(
+        {(t, s, f.path) for f in added for t, s in shoes.get(f.path, ())}))
+    rows: list[tuple[Any, ...]] = [(r[0], r[1], f.path, *r[2:]) for f in added
+                                   for r in (index or {}).get(f.path, ())]
+    rows.sort(key=lambda r: (r[0], r[1], r[2]))
+    db.executemany("INSERT OR IGNORE INTO shoe_index VALUES (?,?,?,?,?,?,?,?,?)", rows)
 
 
 _COLUMNS = "path, tbl, sha256, bytes, rows, content, day, source, kept_since"
@@ -137,11 +151,12 @@ def stored_shoes(db: sqlite3.Connection) -> set[tuple[str, str]]:
 
 
 def shoes_of(db: sqlite3.Connection, paths: Sequence[str]) -> dict[str, set[tuple[str, str]]]:
+    """The shoes each of ``paths`` holds (one scan, see :func:`_forget`)."""
     out: dict[str, set[tuple[str, str]]] = {p: set() for p in paths}
-    for path in paths:
-        for t, s in db.execute("SELECT table_id, shoe_id FROM catalog_shoes WHERE path = ?",
-                               (path,)).fetchall():
-            out[path].add((t, s))
+    for t, s, path in db.execute(
+            "SELECT table_id, shoe_id, path FROM catalog_shoes "
+            "WHERE path IN (SELECT value FROM json_each(?))", (_paths(paths),)).fetchall():
+        out[path].add((t, s))
     return out
 
 

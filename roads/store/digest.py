@@ -10,19 +10,22 @@ rows in (table_id, shoe_id, coup) order; each shoe's digest is the SHA-256 of
 per coup, then the UTF-8 ``entered_by`` texts of its coups in order. Each shoe's *leaf* is
 the SHA-256 of the line ``table_id \\t shoe_id \\t shoe digest \\n``; a table's digest is the
 SHA-256 of its leaves (32 bytes each) in (table_id, shoe_id) order. Shoes: the SHA-256 of
-canonical JSON lines of the rows in (table_id, shoe_id) order.
+``b"roads-shoes-3\\0"`` and one line per shoe in (table_id, shoe_id) order: the columns in
+schema order, tab-separated, ending in a newline; text with backslash, tab and newline
+escaped as ``\\\\``, ``\\t``, ``\\n``; integers in decimal; times as integer microseconds
+since the epoch; card lists as codes joined by commas; null as ``\\N``.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
-import json
-from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 import polars as pl
 
-from roads.schema import SHOE_KEY, conform, grouped_by_shoe
+from roads.schema import SHOE_KEY, conform, rising_within_shoes, shoe_start
 
 COUPS_TAG = b"roads-coups-2\0"
 #: One coup, fixed width, little-endian (see the module docstring and ``docs/store.md``).
@@ -37,62 +40,116 @@ NULL_TIME = np.iinfo(np.int64).min
 NULL_TEXT = 0xFFFFFFFF
 
 
-def _slots(frame: pl.DataFrame, side: str) -> np.ndarray:
-    col = pl.col(f"{side}_cards")
-    slots = frame.select(
-        col.list.get(i, null_on_oob=True).to_physical().fill_null(EMPTY_SLOT).cast(pl.UInt8)
-        .alias(f"c{i}") for i in range(3)).to_numpy().copy()  # (a zero-copy view is read-only)
-    slots[frame[f"{side}_cards"].is_null().to_numpy()] = NO_LIST
-    return slots
+def _fill_slots(offsets: np.ndarray, flat: np.ndarray, null: np.ndarray, out: np.ndarray,
+                at_byte: int) -> None:
+    """Row ``i``'s cards (``flat[offsets[i]:offsets[i + 1]]``) into bytes ``at_byte ..
+    at_byte + 3`` of record ``out[i]``, padded with EMPTY_SLOT; NO_LIST in all three for a
+    null hand."""
+    for i in range(null.shape[0]):
+        cards = offsets[i + 1] - offsets[i]
+        for j in range(3):
+            if null[i]:
+                out[i, at_byte + j] = NO_LIST
+            elif j < cards:
+                out[i, at_byte + j] = flat[offsets[i] + j]
+            else:
+                out[i, at_byte + j] = EMPTY_SLOT
 
 
-def _flag(series: pl.Series) -> np.ndarray:
-    return series.cast(pl.UInt8).fill_null(UNKNOWN).to_numpy()
+@functools.cache
+def _slot_kernel() -> Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int], None]:
+    """:func:`_fill_slots` compiled on first use (importing numba costs a reader that never
+    digests a third of a second)."""
+    import numba as nb
+    return nb.njit(cache=True, nogil=True)(_fill_slots)
 
 
-def coup_records(frame: pl.DataFrame) -> tuple[np.ndarray, pl.Series]:
+def _offset(field: str) -> int:
+    """Where ``field`` starts within a record."""
+    return int(RECORD.fields[field][1])  # type: ignore[index]
+
+
+def _put_slots(lists: pl.Series, null: np.ndarray, rec: np.ndarray, at_byte: int) -> None:
+    """One side's card codes into the records, straight from the Arrow list's offsets and
+    the Enum's codes (no polars pass, no strided copy)."""
+    arrow = lists.to_arrow()
+    codes = arrow.values.indices.to_numpy(zero_copy_only=False)
+    _slot_kernel()(arrow.offsets.to_numpy(zero_copy_only=False).astype(np.int64, copy=False),
+                   np.ascontiguousarray(codes, dtype=np.uint8), null,
+                   rec.view(np.uint8).reshape(len(rec), RECORD.itemsize), at_byte)
+
+
+_FLAGS = ("natural", "player_pair", "banker_pair")
+_NUMERIC = frozenset(RECORD.names or ()) - {"player", "banker", "spare"}
+
+
+def _fields(frame: pl.DataFrame) -> pl.DataFrame:
+    """Every numeric field of the records with its null marker, each shoe run's start, the
+    hands' null masks: one polars pass (each pass wakes polars' thread pool, which costs
+    more than the work when writers digest side by side)."""
+    return frame.select(
+        "coup", pl.col("outcome").to_physical().cast(pl.UInt8),
+        *(pl.col(f"{side}_total").fill_null(-1) for side in ("player", "banker")),
+        *(pl.col(f).cast(pl.UInt8).fill_null(UNKNOWN) for f in _FLAGS),
+        pl.col("dealt_at").dt.epoch("us").fill_null(NULL_TIME),
+        *(pl.col(f).to_physical().cast(pl.UInt8).fill_null(255) for f in ("source", "entry")),
+        pl.col("entered_by").str.len_bytes().fill_null(NULL_TEXT).alias("entered_by_bytes"),
+        *(pl.col(f"{side}_cards").is_null().alias(f"{side}_null")
+          for side in ("player", "banker")),
+        shoe_start(frame).alias("shoe_start"))
+
+
+def coup_records(frame: pl.DataFrame, fields: pl.DataFrame | None = None
+                 ) -> tuple[np.ndarray, pl.Series]:
     """The fixed-width records of canonical coups (in the given order) and their
     ``entered_by`` texts."""
-    n = frame.height
-    rec = np.zeros(n, dtype=RECORD)
-    rec["coup"] = frame["coup"].to_numpy()
-    rec["outcome"] = frame["outcome"].to_physical().to_numpy()
-    rec["player"] = _slots(frame, "player")
-    rec["banker"] = _slots(frame, "banker")
+    fields = _fields(frame) if fields is None else fields
+    rec = np.zeros(frame.height, dtype=RECORD)
+    for name in fields.columns:
+        if name in _NUMERIC:
+            rec[name] = fields[name].to_numpy()
     for side in ("player", "banker"):
-        rec[f"{side}_total"] = frame[f"{side}_total"].fill_null(-1).to_numpy()
-    for flag in ("natural", "player_pair", "banker_pair"):
-        rec[flag] = _flag(frame[flag])
-    rec["dealt_at"] = frame["dealt_at"].dt.epoch("us").fill_null(NULL_TIME).to_numpy()
-    rec["source"] = frame["source"].to_physical().fill_null(255).to_numpy()
-    rec["entry"] = frame["entry"].to_physical().fill_null(255).to_numpy()
-    who = frame["entered_by"]
-    rec["entered_by_bytes"] = who.str.len_bytes().fill_null(NULL_TEXT).to_numpy()
-    return rec, who
+        _put_slots(frame[f"{side}_cards"], fields[f"{side}_null"].to_numpy(), rec,
+                   _offset(side))
+    return rec, frame["entered_by"]
 
 
 def shoe_digests(coups: pl.DataFrame) -> pl.DataFrame:
     """``table_id, shoe_id, digest`` of every shoe of canonical coups (a shoe's coups in
     rising coup order; the shoes in the order they come)."""
-    frame, runs = grouped_by_shoe(conform(coups, "coups"))
+    frame = conform(coups, "coups")
     if frame.is_empty():
         return pl.DataFrame(schema={"table_id": pl.String, "shoe_id": pl.String,
                                     "digest": pl.String})
+    fields = _fields(frame)
+    runs = fields["shoe_start"].to_numpy()
     starts = np.flatnonzero(runs)
-    bounds = np.r_[starts, frame.height]
-    rec, who = coup_records(frame)
-    raw = rec.tobytes()
-    text = who.fill_null("").str.join("").item().encode() if who.null_count() < len(who) \
-        else b""
-    text_ends = np.r_[0, np.cumsum(who.str.len_bytes().fill_null(0).to_numpy())]
     keys = frame.select(*SHOE_KEY)[starts]
+    tables, shoes = keys["table_id"].to_list(), keys["shoe_id"].to_list()
+    if len(set(zip(tables, shoes, strict=True))) < len(tables) \
+            or not rising_within_shoes(fields["coup"].to_numpy(), runs):
+        frame = frame.sort("table_id", "shoe_id", "coup", maintain_order=True)
+        fields = _fields(frame)
+        runs = fields["shoe_start"].to_numpy()
+        starts = np.flatnonzero(runs)
+        keys = frame.select(*SHOE_KEY)[starts]
+        tables, shoes = keys["table_id"].to_list(), keys["shoe_id"].to_list()
+    rec, who = coup_records(frame, fields)
+    raw = memoryview(rec.view(np.uint8).data)
+    text = memoryview(who.fill_null("").str.join("").item().encode()
+                      if who.null_count() < len(who) else b"")
+    lengths = fields["entered_by_bytes"].to_numpy().astype(np.int64)
+    lengths[lengths == NULL_TEXT] = 0
+    cuts = np.r_[starts, frame.height]
+    text_ends = np.r_[0, np.cumsum(lengths)][cuts].tolist()
+    size = RECORD.itemsize
+    bounds = cuts.tolist()
+    sha = hashlib.sha256
     digests = []
-    for i, (table_id, shoe_id) in enumerate(keys.iter_rows()):
-        lo, hi = int(bounds[i]), int(bounds[i + 1])
-        h = hashlib.sha256(COUPS_TAG)
-        h.update(f"{table_id}\0{shoe_id}\0".encode())
-        h.update(raw[lo * RECORD.itemsize: hi * RECORD.itemsize])
-        h.update(text[int(text_ends[lo]): int(text_ends[hi])])
+    for i, (table_id, shoe_id) in enumerate(zip(tables, shoes, strict=True)):
+        h = sha(COUPS_TAG + f"{table_id}\0{shoe_id}\0".encode())
+        h.update(raw[bounds[i] * size: bounds[i + 1] * size])
+        h.update(text[text_ends[i]: text_ends[i + 1]])
         digests.append(h.hexdigest())
     return keys.with_columns(pl.Series("digest", digests, dtype=pl.String))
 
@@ -110,8 +167,13 @@ def combine_leaves(leaves: list[str]) -> str:
 
 def combine(shoes: pl.DataFrame) -> str:
     """The digest of a table from its shoes' digests (``shoe_digests`` rows, any order)."""
-    return combine_leaves([leaf(t, s, d) for t, s, d in
-                           shoes.sort("table_id", "shoe_id").iter_rows()])
+    ordered = shoes.sort("table_id", "shoe_id")
+    sha = hashlib.sha256
+    whole = sha()
+    for t, s, d in zip(ordered["table_id"].to_list(), ordered["shoe_id"].to_list(),
+                       ordered["digest"].to_list(), strict=True):
+        whole.update(sha(f"{t}\t{s}\t{d}\n".encode()).digest())
+    return whole.hexdigest()
 
 
 def coups_digest(coups: pl.DataFrame) -> str:
@@ -119,20 +181,34 @@ def coups_digest(coups: pl.DataFrame) -> str:
     return combine(shoe_digests(coups))
 
 
-def _json_value(value: Any) -> Any:
-    if hasattr(value, "isoformat"):
-        return value.isoformat()
-    return value
+SHOES_TAG = b"roads-shoes-3\0"
+NULL_FIELD = r"\N"
+
+
+def _field(name: str, dtype: pl.DataType) -> pl.Expr:
+    """One shoes column as its text in a shoe line (see the module docstring)."""
+    col = pl.col(name)
+    if isinstance(dtype, pl.List):
+        text = col.cast(pl.List(pl.String)).list.join(",")
+    elif isinstance(dtype, pl.Datetime):
+        text = col.dt.epoch("us").cast(pl.String)
+    elif isinstance(dtype, pl.String | pl.Enum):
+        text = (col.cast(pl.String).str.replace_all("\\", "\\\\", literal=True)
+                .str.replace_all("\t", "\\t", literal=True)
+                .str.replace_all("\n", "\\n", literal=True))
+    else:
+        text = col.cast(pl.String)
+    return text.fill_null(NULL_FIELD)
 
 
 def shoes_digest(shoes: pl.DataFrame) -> str:
-    """The content digest of canonical shoe rows."""
+    """The content digest of canonical shoe rows: one text line per shoe, hashed once."""
     frame = conform(shoes, "shoes").sort("table_id", "shoe_id")
-    h = hashlib.sha256(b"roads-shoes-2\0")
-    for row in frame.with_columns(pl.col("source").cast(pl.String)).iter_rows(named=True):
-        h.update(json.dumps({k: _json_value(v) for k, v in row.items()}, sort_keys=True,
-                            separators=(",", ":"), ensure_ascii=False).encode() + b"\n")
-    return h.hexdigest()
+    if frame.is_empty():
+        return hashlib.sha256(SHOES_TAG).hexdigest()
+    lines = frame.select(pl.concat_str([_field(n, d) for n, d in frame.schema.items()],
+                                       separator="\t") + "\n").to_series()
+    return hashlib.sha256(SHOES_TAG + lines.str.join("").item().encode()).hexdigest()
 
 
 def table_digest(frame: pl.DataFrame, table: str) -> str:

@@ -45,7 +45,7 @@ from roads.files import fsync_dir, publish_text, temporary_name
 from roads.schema import SCHEMA_VERSION, SHOE_KEY, conform, provenance, shoe_runs
 from roads.store import catalog, checkpoint
 from roads.store.catalog import UNDATED, FileEntry
-from roads.store.digest import table_digest
+from roads.store.digest import combine, shoe_digests, shoes_digest
 from roads.store.journal import SYSTEM, Event, Journal
 from roads.store.journaled import shoe_frames
 from roads.store.layout import data_files, part_name, relative_path, temporary_files
@@ -106,11 +106,16 @@ def write_part(root: Path, part: Part, source: str) -> Written:
     that write where they run (Spark executors) call this and hand the result back."""
     meta = provenance(table=part.table, source=source, **part.metadata)
     frame = conform(part.frame, part.table)
-    digest = table_digest(frame, part.table)
+    shoes: tuple[tuple[str, str], ...] = ()
+    if part.table == "coups":
+        per_shoe = shoe_digests(frame)
+        digest = combine(per_shoe)
+        shoes = tuple(zip(per_shoe["table_id"].to_list(), per_shoe["shoe_id"].to_list(),
+                          strict=True))
+    else:
+        digest = shoes_digest(frame)
     sha, size = _write(root / part.path, frame, meta)
     faults.point("store:part-written")
-    shoes = tuple((str(t), str(s)) for t, s in frame.select(*SHOE_KEY).unique(
-        maintain_order=True).iter_rows()) if part.table == "coups" else ()
     return Written(FileEntry(part.path, part.table, sha, size, frame.height, digest, part.day,
                              source), shoes, shoe_index_rows(frame) if part.table == "shoes"
                    else ())

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from roads.cards import CARD_CODES
 from roads.schema import ENTRY_METHODS, SOURCES, conform
-from roads.store.digest import coups_digest, shoe_digests
+from roads.store.digest import coups_digest, shoe_digests, shoes_digest
 
 
 def _card_bytes(hand: list[str] | None) -> bytes:
@@ -103,3 +103,49 @@ def test_the_digest_is_what_its_definition_says(draws: list[dict[str, Any]]) -> 
                                                                seed=1)).iter_rows()}
     assert ours == shoes
     assert coups_digest(frame) == table
+
+
+def _shoe_field(value: Any) -> str:
+    """One field of a shoe line, as docs/store.md words it."""
+    if value is None:
+        return "\\N"
+    if isinstance(value, datetime):
+        return str((value - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(microseconds=1))
+    if isinstance(value, list):
+        return ",".join(value)
+    if isinstance(value, str):
+        return value.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n")
+    return str(value)
+
+
+SHOE_COLUMNS = ["table_id", "shoe_id", "rules", "decks", "burn_cards", "cut_card_index",
+                "coups", "cards_dealt", "started_at", "ended_at", "seed", "source"]
+text = st.text(alphabet=st.sampled_from("aZ9-\\\t\n桌"), min_size=1, max_size=6)
+times = st.one_of(st.none(), st.datetimes(min_value=datetime(1960, 1, 1),
+                                          max_value=datetime(2100, 1, 1))
+                  .map(lambda d: d.replace(tzinfo=UTC)))
+shoe_row = st.fixed_dictionaries({
+    "table_id": text, "shoe_id": text, "rules": st.one_of(st.none(), text),
+    "decks": st.one_of(st.none(), st.integers(1, 8)),
+    "burn_cards": st.one_of(st.none(), st.lists(st.sampled_from(CARD_CODES), max_size=10)),
+    "cut_card_index": st.one_of(st.none(), st.integers(-5, 416)),
+    "coups": st.one_of(st.none(), st.integers(0, 104)),
+    "cards_dealt": st.one_of(st.none(), st.integers(0, 416)),
+    "started_at": times, "ended_at": times,
+    "seed": st.one_of(st.none(), st.integers(0, 2**64 - 1)),
+    "source": st.sampled_from(SOURCES),
+})
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(shoe_row, max_size=12, unique_by=lambda r: (r["table_id"], r["shoe_id"])))
+def test_the_shoes_digest_is_what_its_definition_says(rows: list[dict[str, Any]]) -> None:
+    ordered = sorted(rows, key=lambda r: (r["table_id"].encode(), r["shoe_id"].encode()))
+    lines = "".join("\t".join(_shoe_field(r[c]) for c in SHOE_COLUMNS) + "\n" for r in ordered)
+    expected = hashlib.sha256(b"roads-shoes-3\0" + lines.encode()).hexdigest()
+    frame = conform(pl.DataFrame(rows, schema_overrides={
+        "burn_cards": pl.List(pl.String), "started_at": pl.Datetime("us", "UTC"),
+        "ended_at": pl.Datetime("us", "UTC"), "seed": pl.UInt64}, infer_schema_length=None)
+        if rows else pl.DataFrame(schema={"table_id": pl.String, "shoe_id": pl.String}),
+        "shoes")
+    assert shoes_digest(frame.reverse()) == expected
