@@ -28,18 +28,19 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
 import polars as pl
+import pyarrow.parquet as pq
 from tqdm import tqdm
 
 from roads import __version__
 from roads.audit.stream import write_chunks
 from roads.errors import InputError
-from roads.files import publish, sha256
+from roads.files import commit, publish, sha256, temporary_name
 from roads.schema import CONTENT, COUPS, SCHEMA_VERSION, SHOE_KEY, conform
 from roads.store import MARK, SYSTEM, Event, Selection, Store
 from roads.store.journal import FILE_KINDS, canonical
@@ -201,11 +202,11 @@ def journal_frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
                          for r in rows], schema=JOURNAL)
 
 
-def _xlsx(path: Path, coups: Path, tables: dict[str, pl.DataFrame]) -> None:
-    """One workbook, one sheet per table, the coups streamed from their Parquet file one
-    row group at a time (split at Excel's 1,048,575 data rows a sheet). Cells are the CSV's
-    (formulas escaped) and xlsxwriter turns no string into a formula or a link."""
-    import pyarrow.parquet as pq
+def _xlsx(path: Path, bundle: Path, tables: dict[str, pl.DataFrame]) -> None:
+    """One workbook, one sheet per table, the coups and the journal streamed from their
+    Parquet files one row group at a time (split at Excel's 1,048,575 data rows a sheet).
+    Cells are the CSV's (formulas escaped) and xlsxwriter turns no string into a formula or
+    a link."""
     import xlsxwriter
 
     limit = 1_048_575
@@ -214,12 +215,14 @@ def _xlsx(path: Path, coups: Path, tables: dict[str, pl.DataFrame]) -> None:
         # Row group by row group: pyarrow cannot stream batches of list-of-dictionary
         # columns across row groups ("nested data conversions not implemented for chunked
         # array outputs"); a row group is one written chunk, so memory stays bounded.
-        parquet = pq.ParquetFile(coups)
-        for group in range(parquet.num_row_groups):
-            chunk = pl.from_arrow(parquet.read_row_group(group))
-            yield "coups", csv_ready(chunk)  # type: ignore[arg-type]
-        for name, frame in tables.items():
-            yield name, csv_ready(frame)
+        for name in ("coups", "shoes", "corrections", "journal", "file_shoes"):
+            if name in tables:
+                yield name, csv_ready(tables[name])
+                continue
+            parquet = pq.ParquetFile(bundle / f"{name}.parquet")
+            for group in range(parquet.num_row_groups):
+                chunk = pl.from_arrow(parquet.read_row_group(group))
+                yield name, csv_ready(chunk)  # type: ignore[arg-type]
 
     with xlsxwriter.Workbook(str(path), {"constant_memory": True,
                                          "strings_to_numbers": False,
@@ -247,36 +250,80 @@ def _shoes_of(store: Store, what: Slice) -> pl.DataFrame:
     return store.read.shoes(what.selection())
 
 
-def _journal_slice(store: Store, keys: set[tuple[str, str]], tables: set[str],
-                   file_paths: set[str], head: int, logins: bool
-                   ) -> tuple[list[dict[str, Any]], list[Event]]:
-    """The journal from the slice's first event to ``head``: the slice's events in full
-    (its shoes', its tables' own, the file events behind its files, logins if asked), every
-    other event redacted; and the full events."""
-    events = [e for e in store.journal.events() if e.seq <= head]
+@dataclass
+class JournalSlice:
+    """What the bundle's journal files hold: the range, and the slice's own events in full
+    (the corrections table is built from them)."""
+
+    events: int = 0
+    first_seq: int | None = None
+    last_seq: int | None = None
+    first_prev_hash: str | None = None
+    head: str | None = None
+    full: list[Event] = field(default_factory=list)
+
+
+def _journal_slice(store: Store, out: Path, keys: set[tuple[str, str]], tables: set[str],
+                   file_paths: set[str], head: int, logins: bool) -> JournalSlice:
+    """Write the journal from the slice's first event to ``head`` (JSON lines, Parquet and
+    CSV): the slice's events in full (its shoes', its tables' own, the file events behind
+    its files, logins if asked), every other event redacted. Streamed in two passes (keys,
+    then events), so memory does not grow with the journal."""
     lineage = set(file_paths)
     mine_file: set[int] = set()
-    for e in reversed([e for e in events if e.kind in FILE_KINDS]):
+    for e in reversed([e for e in store.journal.of_kinds(FILE_KINDS) if e.seq <= head]):
         added = {f["path"] for f in e.payload.get("files", [])}
         if added & lineage:
             mine_file.add(e.seq)
             lineage |= set(e.payload.get("removed", []))
 
-    def belongs(e: Event) -> bool:
-        if e.shoe_id is not None and (e.table_id, e.shoe_id) in keys:
+    def belongs(seq: int, table_id: str, shoe_id: str | None, kind: str) -> bool:
+        if shoe_id is not None and (table_id, shoe_id) in keys:
             return True
-        if e.shoe_id is None and e.table_id in tables:
+        if shoe_id is None and table_id in tables:
             return True
-        if e.seq in mine_file:
+        if seq in mine_file:
             return True
-        return logins and e.table_id == SYSTEM and e.kind in LOGIN_KINDS
+        return logins and table_id == SYSTEM and kind in LOGIN_KINDS
 
-    full = [e for e in events if belongs(e)]
-    if not full:
-        return [], []
-    rows = [e.to_json() | {"body_sha256": e.body_sha256} if belongs(e) else e.redacted()
-            for e in events if e.seq >= full[0].seq]
-    return rows, full
+    first = next((k[0] for k in store.journal.keys(head) if belongs(*k)), None)
+    got = JournalSlice()
+    names = ("journal.jsonl", "journal.parquet", "journal.csv")
+    tmp = {n: temporary_name(out / n) for n in names}
+    schema = pl.DataFrame(schema=JOURNAL).to_arrow().schema
+    try:
+        with open(tmp["journal.jsonl"], "w", encoding="utf-8") as lines, \
+                open(tmp["journal.csv"], "wb") as table, \
+                pq.ParquetWriter(tmp["journal.parquet"], schema) as parquet:
+            batch: list[dict[str, Any]] = []
+
+            def flush() -> None:
+                frame = journal_frame(batch)
+                parquet.write_table(frame.to_arrow().cast(schema))
+                csv_ready(frame).write_csv(table, include_header=got.events == len(batch))
+                batch.clear()
+
+            for e in (store.journal.stream(first - 1, head) if first is not None else ()):
+                mine = belongs(e.seq, e.table_id, e.shoe_id, e.kind)
+                row = e.to_json() | {"body_sha256": e.body_sha256} if mine else e.redacted()
+                if mine:
+                    got.full.append(e)
+                lines.write(json.dumps(row, ensure_ascii=False) + "\n")
+                if got.first_seq is None:
+                    got.first_seq, got.first_prev_hash = e.seq, e.prev_hash
+                got.last_seq, got.head = e.seq, e.hash
+                got.events += 1
+                batch.append(row)
+                if len(batch) >= 20_000:
+                    flush()
+            if batch or not got.events:
+                flush()
+        for n in names:
+            commit(tmp[n], out / n)
+    finally:
+        for n in names:
+            tmp[n].unlink(missing_ok=True)
+    return got
 
 
 def _file_shoes(store: Store, keys: set[tuple[str, str]], stored: list[dict[str, Any]]
@@ -350,13 +397,14 @@ def export_bundle(store: Store, what: Slice, out: Path, exported_by: str,
         shoes = pl.concat([shoes, conform(extra, "shoes").with_columns(
             pl.lit(False).alias("open"))])
     stored = store.read.files_holding(keys)
-    journal, full = _journal_slice(store, keys, {t for t, _ in keys},
-                                   {f["path"] for f in stored}, point.seq, logins)
+    journal = _journal_slice(store, out, keys, {t for t, _ in keys},
+                             {f["path"] for f in stored}, point.seq, logins)
+    for name in ("journal.jsonl", "journal.parquet", "journal.csv"):
+        add(name, journal.events)
     tables = {
         "shoes": shoes.sort(*SHOE_KEY),
-        "corrections": _corrections(store, [e for e in full
+        "corrections": _corrections(store, [e for e in journal.full
                                             if e.kind in ("coup_voided", "coup_amended")]),
-        "journal": journal_frame(journal),
         "file_shoes": _file_shoes(store, keys, [f for f in stored if f["table"] == "coups"]),
     }
     for name, frame in tables.items():
@@ -364,9 +412,6 @@ def export_bundle(store: Store, what: Slice, out: Path, exported_by: str,
         add(f"{name}.parquet", frame.height)
         publish(out / f"{name}.csv", csv_ready(frame).write_csv)
         add(f"{name}.csv", frame.height)
-    publish(out / "journal.jsonl", lambda p: p.write_text(
-        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in journal), encoding="utf-8"))
-    add("journal.jsonl", len(journal))
     checkpoints = store.read.checkpoints()
     publish(out / CHECKPOINTS, lambda p: p.write_text(
         "".join(json.dumps(c, sort_keys=True) + "\n" for c in checkpoints), encoding="utf-8"))
@@ -376,8 +421,8 @@ def export_bundle(store: Store, what: Slice, out: Path, exported_by: str,
     digest = data_digest(files)
     created = datetime.now(UTC).isoformat(timespec="seconds")
     if "xlsx" in formats:
-        publish(out / "bundle.xlsx", lambda p: _xlsx(p, out / "coups.parquet", tables))
-        add("bundle.xlsx", rows + sum(f.height for f in tables.values()))
+        publish(out / "bundle.xlsx", lambda p: _xlsx(p, out, tables))
+        add("bundle.xlsx", rows + journal.events + sum(f.height for f in tables.values()))
     if "pdf" in formats:
         _pdf(out, tables, what, exported_by, created, casino, digest, page_format, files)
     manifest = {
@@ -394,11 +439,11 @@ def export_bundle(store: Store, what: Slice, out: Path, exported_by: str,
         "files": files,
         "store_key": hashlib.sha256(store.read.public_key()).hexdigest(),
         "journal": {
-            "events": len(journal),
-            "first_seq": journal[0]["seq"] if journal else None,
-            "last_seq": journal[-1]["seq"] if journal else None,
-            "first_prev_hash": journal[0]["prev_hash"] if journal else None,
-            "head": journal[-1]["hash"] if journal else None,
+            "events": journal.events,
+            "first_seq": journal.first_seq,
+            "last_seq": journal.last_seq,
+            "first_prev_hash": journal.first_prev_hash,
+            "head": journal.head,
             "checkpoint": {"seq": point.seq, "hash": point.hash},
         },
     }

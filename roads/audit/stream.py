@@ -39,6 +39,8 @@ def write_chunks(csv_path: Path, parquet_path: Path, chunks: Iterator[pl.DataFra
                 if writer is None:
                     arrow_schema = table.schema
                     writer = pq.ParquetWriter(parquet_tmp, arrow_schema)
+                while len(pending) >= 2:  # at most two chunks wait: memory stays flat
+                    pending.pop(0).result()
                 pending.append(encoder.submit(writer.write_table, table.cast(arrow_schema)))
                 csv_ready(chunk).write_csv(csv_fh, include_header=total == 0)
                 total += chunk.height

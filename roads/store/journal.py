@@ -305,6 +305,33 @@ class Journal:
             (*kinds, since)).fetchall()
         return [_event(r) for r in rows]
 
+    def stream(self, since: int = 0, until: int | None = None, batch: int = 10_000
+               ) -> Iterator[Event]:
+        """Events after ``since`` (up to ``until``) in order, fetched ``batch`` at a time from
+        one read snapshot: memory stays flat whatever the journal's length."""
+        db = sqlite3.connect(self.path, isolation_level=None, timeout=30)
+        try:
+            db.execute("BEGIN")
+            cursor = db.execute(f"{_SELECT} WHERE seq > ? AND seq <= ? ORDER BY seq",
+                                (since, until if until is not None else 2**62))
+            while rows := cursor.fetchmany(batch):
+                yield from (_event(r) for r in rows)
+            db.execute("COMMIT")
+        finally:
+            db.close()
+
+    def keys(self, until: int | None = None) -> Iterator[tuple[int, str, str | None, str]]:
+        """``(seq, table_id, shoe_id, kind)`` of every event up to ``until``, streamed (no
+        payloads: a cheap first pass over a long journal)."""
+        db = sqlite3.connect(self.path, isolation_level=None, timeout=30)
+        try:
+            cursor = db.execute("SELECT seq, table_id, shoe_id, kind FROM events WHERE seq <= ? "
+                                "ORDER BY seq", (until if until is not None else 2**62,))
+            while rows := cursor.fetchmany(50_000):
+                yield from rows
+        finally:
+            db.close()
+
     def at(self, seq: int) -> Event | None:
         r = self._db().execute(f"{_SELECT} WHERE seq = ?", (seq,)).fetchone()
         return None if r is None else _event(r)
