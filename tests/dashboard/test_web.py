@@ -49,7 +49,7 @@ def test_dealer_enters_coups_by_keypad_and_by_cards(server: Server) -> None:
     assert r.status_code == 200 and r.json()["coups"] == 1
     assert r.json()["last"][0]["banker_pair"] is True
     preview = _act(server, csrf, action="preview", player_cards="9h Kd", banker_cards="2c 3c")
-    assert preview.json()["message"] == "P 9-5"
+    assert preview.json()["message"] == "By the tableau: Player 9–5, natural"
     bad = _act(server, csrf, action="coup", player_cards="2h 3d", banker_cards="Kc Qc")
     assert bad.json()["ok"] is False and "impossible coup" in bad.json()["detail"]
     assert bad.json()["coups"] == 1
