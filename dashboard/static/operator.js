@@ -106,6 +106,7 @@
       }
       pending.append(tr);
     }
+    $("pending-none").hidden = data.pending.length > 0;
   }
 
   async function confirm() {

@@ -187,9 +187,9 @@ def _files(p: Mapping[str, Any]) -> str:
 
 def _export_words(p: Mapping[str, Any]) -> str:
     what = p.get("parameters") or {}
-    slice_ = ", ".join(f"{k.replace('_id', '')} {v}" for k, v in what.items()
-                       if v not in (None, "", [], False) and k in (
-                           "table_id", "shoe_id", "day", "start", "end")) or "everything"
+    slice_ = ", ".join(f"{label} {what[key]}" for key, label in (
+        ("table_id", "table"), ("shoe_id", "shoe"), ("day", "day"), ("start", "from"),
+        ("end", "to")) if what.get(key)) or "everything"
     signed = ", signed" if p.get("signed") else ""
     return (f"compliance bundle exported ({slice_}): {_plural(int(p.get('coups') or 0), 'coup')},"
             f" data digest {str(p.get('data_digest', ''))[:12]}…{signed}")
@@ -240,10 +240,9 @@ _WORDS: dict[str, Callable[[Event], str]] = {
         f"shoe {e.shoe_id} opened at table {e.table_id}, rules {e.payload.get('rules')}"
         + (f", {_plural(len(e.payload['burn_cards']), 'card')} burned"
            if e.payload.get("burn_cards") else "")),
-    "coup_entered": lambda e: (f"coup {e.payload.get('coup')} entered: "
-                               f"{coup_words(e.payload, cards=True)}"
-                               + (f" (by {e.payload['entry']})" if e.payload.get("entry")
-                                  else "")),
+    "coup_entered": lambda e: (f"coup {e.payload.get('coup')} entered"
+                               + (f" by {e.payload['entry']}" if e.payload.get("entry")
+                                  else "") + f": {coup_words(e.payload, cards=True)}"),
     "shoe_closed": lambda e: f"shoe {e.shoe_id} closed",
     "shoe_sealed": lambda e: (f"shoe {e.shoe_id} sealed into the store: "
                               f"{_plural(int(e.payload.get('coups') or 0), 'coup')}, "
