@@ -233,8 +233,8 @@ def web_router(ctx: Context) -> APIRouter:
         response.delete_cookie(SESSION_COOKIE, secure=secure, httponly=True, samesite="strict")
         return response
 
-    def not_allowed(request: Request, message: str) -> HTMLResponse:
-        return render(request, "message.html", "Not allowed", 403, heading="Not allowed",
+    def not_allowed(request: Request, message: str, status: int = 403) -> HTMLResponse:
+        return render(request, "message.html", "Not allowed", status, heading="Not allowed",
                       message=message, link=("All tables", "/"))
 
     # -- operator entry ---------------------------------------------------------------------
@@ -244,7 +244,8 @@ def web_router(ctx: Context) -> APIRouter:
         if session is None:
             return RedirectResponse(f"/login?next={quote('/operator/' + table_id)}", 303)
         if not session.can("enter"):
-            return not_allowed(request, f"Role {session.role} cannot enter coups.")
+            # A page that answers the login it followed, not a failed request.
+            return not_allowed(request, f"Role {session.role} cannot enter coups.", 200)
         return render(request, "operator.html", f"Operator — {table_id}",
                       script="operator.js", table=table_id, csrf=session.csrf,
                       user=session.user, role=session.role,
