@@ -50,7 +50,7 @@ def _dialogs(page: Page) -> list[str]:
 def _box(page: Page, selector: str) -> dict[str, float]:
     box = page.locator(selector).bounding_box()
     assert box is not None, selector
-    return box
+    return dict(box)
 
 
 def test_pair_keys_sit_under_their_side_and_share_its_colour(
