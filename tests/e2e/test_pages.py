@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Dialog, Page, expect
+from playwright.sync_api import Browser, Dialog, FloatRect, Page, expect
 
 from roads.auth import Auth
 from roads.ingest.entry import CoupEntry
@@ -47,10 +47,10 @@ def _dialogs(page: Page) -> list[str]:
     return seen
 
 
-def _box(page: Page, selector: str) -> dict[str, float]:
+def _box(page: Page, selector: str) -> FloatRect:
     box = page.locator(selector).bounding_box()
     assert box is not None, selector
-    return dict(box)
+    return box
 
 
 def test_pair_keys_sit_under_their_side_and_share_its_colour(
