@@ -62,6 +62,8 @@ ACTION_GROUPS: dict[str, tuple[str, tuple[str, ...]]] = {
 NO_TABLE = SYSTEM
 OUTCOMES = {"B": "Banker", "P": "Player", "T": "Tie"}
 FLAGS = (("player_pair", "Player pair"), ("banker_pair", "Banker pair"), ("natural", "natural"))
+#: More voids and amendments than any shoe holds (each is a supervisor's decision).
+MAX_CORRECTIONS = 100_000
 #: The events that speak of a coup's content before they changed it.
 CORRECTION_KINDS = ("correction_requested", "coup_amended", "coup_voided",
                     "correction_rejected")
@@ -126,7 +128,9 @@ class Before:
 
     @classmethod
     def of(cls, store: Store, events: Iterable[Event]) -> Before:
-        """Read what ``events`` need: one read of the record for all their shoes."""
+        """Read what ``events`` need, each of their shoes once: its coups as entered through
+        the read port (a shoe at a time, which the port finds by an indexed query) and its
+        voids and amendments from the journal (an indexed query too)."""
         events = [e for e in events if e.kind in CORRECTION_KINDS and e.shoe_id is not None]
         requests = {}
         for e in events:
@@ -134,14 +138,16 @@ class Before:
                 request = store.journal.at(int(e.payload["request"]))
                 if request is not None:
                     requests[request.seq] = request
-        shoes = frozenset((e.table_id, e.shoe_id or "") for e in events)
-        if not shoes:
-            return cls({}, [], requests)
-        which = Selection(shoes=shoes)
-        coups = store.read.coups(which, originals=True)
-        originals = {(r["table_id"], r["shoe_id"], r["coup"]): {
-            **r, "outcome": str(r["outcome"])} for r in coups.iter_rows(named=True)}
-        return cls(originals, store.read.corrections(which), requests)
+        originals: dict[tuple[str, str, int], dict[str, Any]] = {}
+        fixes: list[Event] = []
+        for table_id, shoe_id in sorted({(e.table_id, e.shoe_id or "") for e in events}):
+            which = Selection(table_id, shoe_id)
+            for r in store.read.coups(which, originals=True).iter_rows(named=True):
+                originals[(table_id, shoe_id, r["coup"])] = {**r, "outcome": str(r["outcome"])}
+            fixes += store.journal.event_page(  # the shoe's voids and amendments
+                EventFilter(table_id, shoe_id, kinds=("coup_voided", "coup_amended")),
+                0, MAX_CORRECTIONS)[0]
+        return cls(originals, sorted(fixes, key=lambda e: e.seq), requests)
 
 
 def _reason(text: object) -> str:
