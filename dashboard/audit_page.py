@@ -47,10 +47,8 @@ class AuditQuery:
         return EventFilter(self.table, self.shoe, self.actor, kinds, self.start, self.end)
 
     def kept(self) -> dict[str, str]:
-        values = {"table": self.table, "shoe": self.shoe, "actor": self.actor,
-                  "action": self.action, "from": self.start and self.start.isoformat(),
-                  "to": self.end and self.end.isoformat()}
-        return {k: v for k, v in values.items() if v}
+        return listing.kept(table=self.table, shoe=self.shoe, actor=self.actor,
+                            action=self.action, start=self.start, end=self.end)
 
     def export_values(self) -> dict[str, str]:
         """The export form's fields from these filters (a bundle is a table's shoe, day or

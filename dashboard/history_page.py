@@ -39,10 +39,8 @@ class HistoryQuery:
                    listing.choice(query, "state", STATES), listing.page_number(query))
 
     def kept(self) -> dict[str, str]:
-        """The filters in use, as the form names them (what every page link carries)."""
-        values = {"table": self.table, "from": self.start and self.start.isoformat(),
-                  "to": self.end and self.end.isoformat(), "state": self.state}
-        return {k: v for k, v in values.items() if v}
+        return listing.kept(table=self.table, start=self.start, end=self.end,
+                            state=self.state)
 
 
 def _when(value: datetime | None) -> str:

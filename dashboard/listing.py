@@ -65,6 +65,15 @@ def page_number(query: Mapping[str, str]) -> int:
     return int(value)
 
 
+def kept(start: date | None = None, end: date | None = None,
+         **values: str | None) -> dict[str, str]:
+    """The filters in use as the form names them (what every page link carries): the day
+    range as ``from`` and ``to``, the others by their own names."""
+    out = {k: v for k, v in values.items() if v}
+    out.update({name: day.isoformat() for name, day in (("from", start), ("to", end)) if day})
+    return out
+
+
 def offset(page: int, size: int = PAGE_SIZE) -> int:
     """The first row of page ``page`` (from 1)."""
     return (page - 1) * size

@@ -37,7 +37,7 @@ from dashboard.limits import SESSION_COOKIE, LoginBusy, LoginGate, form_fields, 
 from dashboard.listing import FilterError
 from dashboard.pages import NAVIGATION
 from roads.audit.bundle import Slice, export_bundle
-from roads.audit.trail import change_words, coup_words, flag_words
+from roads.audit.trail import change_words, coup_words, flag_words, plural
 from roads.auth import AuthError, RateLimited, Session
 from roads.board import Board
 from roads.errors import InputError
@@ -90,22 +90,15 @@ def _require(ctx: Context, request: Request, permission: str) -> Session:
     return session
 
 
-def _plural(n: int, thing: str) -> str:
-    return f"{n:,} {thing}{'' if n == 1 else 's'}"
-
-
 def _status(state: TableState) -> str:
     if state.status == "open":
-        return f"Shoe {state.shoe_id} — {_plural(len(state.coups), 'coup')}"
+        return f"Shoe {state.shoe_id} — {plural(len(state.coups), 'coup')}"
     return f"No open shoe ({state.status.replace('_', ' ')})"
 
 
-def _mini_road(state: TableState) -> str | None:
+def _mini_road(board: Board) -> str:
     """The shoe's Big Road as a base64 SVG (an image: one element, whatever the shoe)."""
-    if not state.coups:
-        return None
-    svg = road_svg(Board.from_coups(state.coups), "big_road", theme="dark",
-                   window=MINI_ROAD_COLUMNS, ask=None)
+    svg = road_svg(board, "big_road", theme="dark", window=MINI_ROAD_COLUMNS, ask=None)
     return base64.b64encode(svg.encode()).decode()
 
 
@@ -124,6 +117,7 @@ def operator_state(ctx: Context, table_id: str, session: Session) -> dict[str, A
     """What the operator screen draws: the table, its newest coups and waiting corrections
     in words, and the mini Big Road."""
     state = ctx.service.table_state(table_id)
+    board = Board.from_coups(state.coups) if state.coups else None
     by_number = {c["coup"]: c for c in state.coups}
     pending = [{**p, "words": _asked(p, by_number.get(p["coup"]))}
                for p in state.pending_corrections]
@@ -132,8 +126,8 @@ def operator_state(ctx: Context, table_id: str, session: Session) -> dict[str, A
             "user": session.user, "role": session.role, "can_approve": session.can("approve"),
             "last": [{**{k: c[k] for k in _COUP_FIELDS}, "words": coup_words(c),
                       "flags": flag_words(c)} for c in state.coups[-12:][::-1]],
-            "pending": pending, "road": _mini_road(state),
-            "counts": Board.from_coups(state.coups).counts() if state.coups else None}
+            "pending": pending, "road": _mini_road(board) if board else None,
+            "counts": board.counts() if board else None}
 
 
 def _query(request: Request) -> dict[str, str]:
@@ -355,7 +349,10 @@ def _export_zip(ctx: Context, form: dict[str, str], user: str) -> Path:
     """Build a bundle in a private temporary directory and zip it (the export is journaled
     by :func:`export_bundle` with the auditor's name)."""
     def day(key: str) -> date | None:
-        return date.fromisoformat(form[key]) if form.get(key) else None
+        try:
+            return date.fromisoformat(form[key]) if form.get(key) else None
+        except ValueError:
+            raise InputError(f"{key}: {form[key]!r} is not a day (YYYY-MM-DD)") from None
     what = Slice(form.get("table") or None, form.get("shoe") or None, day("date"),
                  day("from"), day("to"))
     if not (what.shoe_id or what.day or what.start or what.end):
@@ -411,7 +408,7 @@ def _act(ctx: Context, table_id: str, kind: str, data: dict[str, Any], user: Act
         return "Table closed"
     if kind == "ask":
         outcome = "B" if data.get("outcome") == "B" else "P"
-        return f"Asked {outcome}? on {_plural(ctx.hub.ask(table_id, outcome), 'screen')}"
+        return f"Asked {outcome}? on {plural(ctx.hub.ask(table_id, outcome), 'screen')}"
     if kind == "request_correction":
         return _request_correction(ctx, table_id, data, user)
     approve = kind == "approve"

@@ -183,12 +183,13 @@ def _correction_words(e: Event, before: Before) -> str:
     return f"coup {coup} amended: {change_words(was, p['new'])}; {who}"
 
 
-def _plural(n: int, thing: str) -> str:
+def plural(n: int, thing: str) -> str:
+    """"1 coup", "2 coups", "1,000 coups" (never "1 coups")."""
     return f"{n:,} {thing}" + ("" if n == 1 else "s")
 
 
 def _files(p: Mapping[str, Any]) -> str:
-    return _plural(len(p.get("files") or ()), "file")
+    return plural(len(p.get("files") or ()), "file")
 
 
 def _export_words(p: Mapping[str, Any]) -> str:
@@ -197,7 +198,7 @@ def _export_words(p: Mapping[str, Any]) -> str:
         ("table_id", "table"), ("shoe_id", "shoe"), ("day", "day"), ("start", "from"),
         ("end", "to")) if what.get(key)) or "everything"
     signed = ", signed" if p.get("signed") else ""
-    return (f"compliance bundle exported ({slice_}): {_plural(int(p.get('coups') or 0), 'coup')},"
+    return (f"compliance bundle exported ({slice_}): {plural(int(p.get('coups') or 0), 'coup')},"
             f" data digest {str(p.get('data_digest', ''))[:12]}…{signed}")
 
 
@@ -208,8 +209,8 @@ def _user_words(e: Event) -> str:
         return f"password of {p.get('user')} changed"
     if change == "disabled":
         return (f"user {p.get('user')} disabled: "
-                f"{_plural(int(p.get('sessions_ended') or 0), 'session')} ended, "
-                f"{_plural(int(p.get('tokens_revoked') or 0), 'token')} revoked")
+                f"{plural(int(p.get('sessions_ended') or 0), 'session')} ended, "
+                f"{plural(int(p.get('tokens_revoked') or 0), 'token')} revoked")
     if change == "enabled":
         return f"user {p.get('user')} enabled"
     return f"user {p.get('user')} changed: {change}"
@@ -220,7 +221,7 @@ def _refused_words(p: Mapping[str, Any]) -> str:
                         f"{s.get('attempts')}" for s in p.get("sources") or ())
     more = f" and {p['more_sources']} more" if p.get("more_sources") else ""
     minutes = int(p.get("window_seconds") or 0) // 60
-    return (f"{_plural(int(p.get('attempts') or 0), 'login attempt')} refused in the "
+    return (f"{plural(int(p.get('attempts') or 0), 'login attempt')} refused in the "
             f"{minutes} minutes from {str(p.get('window_start', ''))[:16].replace('T', ' ')}"
             + (f" ({sources}{more})" if sources else ""))
 
@@ -229,29 +230,29 @@ def _import_words(p: Mapping[str, Any]) -> str:
     t = p.get("totals") or {}
     names = ", ".join(str(f.get("file", "")).rsplit("/", 1)[-1] for f in p.get("inputs") or ())
     return (f"import {p.get('run')} committed from {names or 'no file'}: "
-            f"{_plural(int(t.get('accepted') or 0), 'coup')} accepted, "
+            f"{plural(int(t.get('accepted') or 0), 'coup')} accepted, "
             f"{int(t.get('quarantined') or 0):,} quarantined, "
             f"{int(t.get('flagged') or 0):,} flagged; {_files(p)}")
 
 
 def _simulated_words(p: Mapping[str, Any]) -> str:
     run = p.get("run") or {}
-    return (f"{_plural(int(run.get('shoes') or 0), 'simulated shoe')} "
-            f"({_plural(int(p.get('coups') or 0), 'coup')}, rules {run.get('rules')}, "
+    return (f"{plural(int(run.get('shoes') or 0), 'simulated shoe')} "
+            f"({plural(int(p.get('coups') or 0), 'coup')}, rules {run.get('rules')}, "
             f"seed {run.get('seed')}) stored in {_files(p)}")
 
 
 _WORDS: dict[str, Callable[[Event], str]] = {
     "shoe_opened": lambda e: (
         f"shoe {e.shoe_id} opened at table {e.table_id}, rules {e.payload.get('rules')}"
-        + (f", {_plural(len(e.payload['burn_cards']), 'card')} burned"
+        + (f", {plural(len(e.payload['burn_cards']), 'card')} burned"
            if e.payload.get("burn_cards") else "")),
     "coup_entered": lambda e: (f"coup {e.payload.get('coup')} entered"
                                + (f" by {e.payload['entry']}" if e.payload.get("entry")
                                   else "") + f": {coup_words(e.payload, cards=True)}"),
     "shoe_closed": lambda e: f"shoe {e.shoe_id} closed",
     "shoe_sealed": lambda e: (f"shoe {e.shoe_id} sealed into the store: "
-                              f"{_plural(int(e.payload.get('coups') or 0), 'coup')}, "
+                              f"{plural(int(e.payload.get('coups') or 0), 'coup')}, "
                               f"{_files(e.payload)}"),
     "table_closed": lambda e: f"table {e.table_id} closed for the day",
     "import_committed": lambda e: _import_words(e.payload),
