@@ -17,7 +17,7 @@ from dashboard.api import stats_json
 from dashboard.context import Context
 from dashboard.figures import difference_figure, odds_figure, runs_figure, shares_figure
 from dashboard.odds_panel import odds_panel
-from roads.audit.trail import OUTCOMES, flag_words
+from roads.audit.trail import OUTCOMES, flag_words, plural
 from roads.board import DERIVED, Board
 from roads.errors import InputError
 from roads.odds import Composition
@@ -53,7 +53,8 @@ def table_card(state: TableState, name: str) -> html.Div:
     board = Board.from_coups(state.coups)
     counts = board.counts()
     last = state.coups[-1]["outcome"] if state.coups else None
-    alerts = [html.Li(f"{len(state.pending_corrections)} correction(s) awaiting approval")
+    alerts = [html.Li(f"{plural(len(state.pending_corrections), 'correction')} awaiting "
+                      "approval")
               ] if state.pending_corrections else []
     mini = (svg_image(road_svg(board, "big_road", window=16, cell=14), f"Big Road {name}",
                       "mini-road") if state.status == "open"
@@ -65,11 +66,12 @@ def table_card(state: TableState, name: str) -> html.Div:
                  className="card-head"),
         mini,
         html.Div([html.Span(f"Shoe #{state.shoe_number}"),
-                  html.Span(f"{counts['coups']} coups"),
+                  html.Span(plural(counts["coups"], "coup")),
                   html.Span(f"B {counts['banker']}", className="b"),
                   html.Span(f"P {counts['player']}", className="p"),
                   html.Span(f"T {counts['tie']}", className="t"),
-                  html.Span(f"last: {last}" if last else "", className=f"last o-{last}")],
+                  html.Span(f"last: {OUTCOMES.get(last, last)}" if last else "",
+                            className=f"last o-{last}")],
                  className="card-counts"),
         html.Ul(alerts, className="alerts"),
         html.Div([html.A("screen", href=f"/table/{t}"),
@@ -143,7 +145,7 @@ def table_body(table_id: str, state: TableState, stats: dict[str, Any]) -> list[
     board = Board.from_coups(state.coups)
     parts: list[Any] = [
         html.P(f"Shoe {state.shoe_id} (#{state.shoe_number}), rules {state.rules}, "
-               f"{len(state.coups)} coups"),
+               f"{plural(len(state.coups), 'coup')}"),
         html.Div([table_board(board, table_id), _odds(state, stats)], className="table-top"),
     ]
     s = stats.get("statistics")

@@ -219,3 +219,16 @@ def test_corrections_from_the_form(server: Server) -> None:
         ok = _act(server, supervisor, action="approve", request=p["request"]).json()
         assert ok["ok"] is True and ok["message"].startswith(f"Request #{p['request']} approved")
     assert [c["words"] for c in ok["last"]] == ["Banker 9–5, natural", "Banker, Banker pair"]
+
+
+def test_the_overview_card_counts_in_words(server: Server) -> None:
+    from dashboard.pages import table_card
+
+    csrf = server.login("dealer")
+    _act(server, csrf, action="open_shoe", shoe_id="S1")
+    _act(server, csrf, action="coup", outcome="P")
+    _act(server, csrf, action="request_correction", shoe_id="S1", coup=1, reason="typo",
+         correction="amend", outcome="B")
+    card = repr(table_card(server.ctx.service.table_state("T1"), "Salon 1"))
+    assert "'1 coup'" in card and "1 coups" not in card
+    assert "1 correction awaiting approval" in card and "last: Player" in card
