@@ -69,9 +69,13 @@ CORRECTION_KINDS = ("correction_requested", "coup_amended", "coup_voided",
                     "correction_rejected")
 
 
+def _flags(coup: Mapping[str, Any]) -> str:
+    return ", ".join(label for key, label in FLAGS if coup.get(key))
+
+
 def flag_words(coup: Mapping[str, Any]) -> str:
     """The coup's pairs and natural as people say them: "Banker pair, natural" ("" if none)."""
-    words = ", ".join(label for key, label in FLAGS if coup.get(key))
+    words = _flags(coup)
     return words[:1].upper() + words[1:]
 
 
@@ -84,7 +88,7 @@ def coup_words(coup: Mapping[str, Any], cards: bool = False) -> str:
     player, banker = coup.get("player_total"), coup.get("banker_total")
     if player is not None and banker is not None:
         text += f" {player}–{banker}" if outcome == "P" else f" {banker}–{player}"
-    flags = ", ".join(label for key, label in FLAGS if coup.get(key))
+    flags = _flags(coup)
     if flags:
         text += f", {flags}"
     if cards and coup.get("player_cards") and coup.get("banker_cards"):
@@ -99,7 +103,7 @@ def _with_cards(*coups: Mapping[str, Any] | None) -> bool:
 
 def change_words(before: Mapping[str, Any] | None, after: Mapping[str, Any]) -> str:
     """What an amendment changes: "Player → Tie" (the cards shown when either side has
-    cards; "→ Tie" when the coup as it was is no longer in the store)."""
+    cards; "(no longer stored) → Tie" when the record no longer holds the coup as it was)."""
     cards = _with_cards(before, after)
     was = coup_words(before, cards) if before is not None else "(no longer stored)"
     return f"{was} → {coup_words(after, cards)}"

@@ -139,7 +139,7 @@ class TableService:
                   end: date | None = None, still_open: bool | None = None, offset: int = 0,
                   limit: int = 50) -> tuple[pl.DataFrame, int]:
         """One page of the record's shoes, newest first, and how many match (the history
-        page): one indexed query, whatever the size of the record."""
+        page): a query of the store's shoe index, never the shoe files."""
         return self.store.read.shoe_page(table_id, start, end, still_open, offset, limit)
 
     def record_tables(self) -> list[str]:

@@ -7,6 +7,7 @@ filter over the whole journal.
 
 from __future__ import annotations
 
+import re
 import tempfile
 from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
@@ -17,9 +18,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from roads.audit.bundle import Slice, export_bundle
-from roads.audit.trail import ACTIONS, EventFilter, coup_words, flag_words, trail_page
-from roads.auth import Auth
+from roads.audit.trail import ACTIONS, EventFilter, coup_words, flag_words, purge, trail_page
+from roads.auth import Auth, AuthError
 from roads.ingest.entry import CoupEntry
+from roads.ingest.readers import ReadOptions
+from roads.ingest.run import ingest
+from roads.rules import get_rules
+from roads.simulate import Simulation, write_simulation
+from roads.store import Store
 from roads.store import journal as journal_module
 from roads.store.journal import KINDS, Event, Journal
 from tests.floor import DEALER, SUPERVISOR, Floor
@@ -226,3 +232,74 @@ def test_the_trail_page_reads_no_whole_journal(floor: Floor,
     assert len(page.rows) == 10 and page.total > 10
     assert any(r["kind"] == "coup_amended" for r in
                trail_page(floor.store, EventFilter(kinds=("coup_amended",)), 0, 10).rows)
+
+
+@pytest.fixture(scope="module")
+def office(tmp_path_factory: pytest.TempPathFactory) -> Store:
+    """Everything but the live tables: users and their credentials, logins refused, an
+    engine run, two imports of one old day compacted and then purged, a table closed."""
+    root = tmp_path_factory.mktemp("office") / "store"
+    store = Store.create(root)
+    auth = Auth(root, store.journal)
+    auth.add_user("bo", "supervisor", PASSWORD, by="admin")
+    auth.set_password("bo", PASSWORD + "!", by="admin")
+    auth.disable_user("bo", by="admin")
+    auth.enable_user("bo", by="admin")
+    token = auth.issue_token("bo", by="admin", days=30)
+    auth.revoke(token.split("_")[1], by="admin")
+    key = auth.issue_key("T9", by="admin")
+    auth.revoke(key.split("_")[1], by="admin")
+    session, _ = auth.login("bo", PASSWORD + "!", "10.0.0.8")
+    auth.logout(session)
+    with pytest.raises(AuthError):
+        auth.login("bo", "not the password", "10.0.0.9")
+    auth.flush_refusals(force=True)
+    write_simulation(Simulation(get_rules("standard-8"), 3, seed=5, tables=1), store)
+    for n, shoe in enumerate(("S1", "S2")):
+        csv = root.parent / f"old{n}.csv"
+        csv.write_text(f"table,shoe,coup,result,time\nT1,{shoe},1,B,2026-01-01T10:00:00Z\n"
+                       f"T1,{shoe},2,P,2026-01-01T10:01:00Z\n")
+        ingest([csv], store, ReadOptions(), get_rules("standard-8"))
+    store.compact(date(2026, 1, 2), actor="admin")
+    later = datetime.now(UTC).date() + timedelta(days=5 * 366 + 30)
+    purge(store, date(2026, 2, 1), "admin", "nevada", today=later)
+    floor = Floor(store)
+    floor.open_shoe("T2", "X1")
+    floor.close("T2")
+    floor.service.close_table(DEALER, "T2")
+    return store
+
+
+def test_every_other_kind_in_words(office: Store) -> None:
+    rows = trail_page(office, EventFilter(), 0, 500).rows
+    said: dict[str, list[str]] = {r["kind"]: [] for r in rows}
+    for r in rows:
+        said[r["kind"]].append(r["words"])
+    assert said["user_changed"][::-1] == [
+        "password of bo changed", "user bo disabled: 0 sessions ended, 0 tokens revoked",
+        "user bo enabled"]
+    token_id = next(e.payload["token_id"] for e in office.journal.of_kinds(("token_issued",)))
+    assert said["token_issued"][0].startswith(f"personal token {token_id} issued to bo, "
+                                              "valid until ")
+    assert said["token_revoked"] == [f"personal token {token_id} of bo revoked"]
+    key_id = next(e.payload["key_id"] for e in office.journal.of_kinds(("api_key_issued",)))
+    assert said["api_key_revoked"] == [f"API key {key_id} of table T9 revoked"]
+    assert said["login"] == ["bo logged in from 10.0.0.8"]
+    assert said["logout"] == ["bo logged out"]
+    [refused] = said["login_refused"]
+    assert refused.startswith("1 login attempt refused in the ")
+    assert refused.endswith("(bo from 10.0.0.9: 1)")
+    [engine] = said["files_published"]
+    assert engine.startswith("3 simulated shoes (") and ", rules standard-8, seed 5) stored " \
+        "in 2 files" in engine
+    imports = said["import_committed"]
+    assert len(imports) == 2 and all(
+        re.fullmatch(r"import \S+ committed from old[01]\.csv: 2 coups accepted, "
+                     r"0 quarantined, 0 flagged; \d+ files?", w) for w in imports), imports
+    assert sorted(said["store_compacted"]) == [
+        "coups of 2026-01-01 compacted into 1 file", "shoes of 2026-01-01 compacted into 1 file"]
+    assert said["data_purged"] == ["stored days before 2026-02-01 deleted under the nevada "
+                                   "retention profile: coups/date=2026-01-01, "
+                                   "shoes/date=2026-01-01"]
+    assert said["table_closed"] == ["table T2 closed for the day"]
+    assert said["shoe_closed"] == ["shoe X1 closed"]
