@@ -1,23 +1,23 @@
 """The Dash web dashboard: every table at a glance, a table's full board and statistics, and
-the history browser. Layout builders are plain functions of data; callbacks only fetch the
-data (journal, store) and call them. Each live page polls with its own ``dcc.Interval`` and
-returns ``no_update`` while the journal has not moved, so idle pages cost one query a second.
+a shoe's board and coups (the history list itself is a server-rendered page, ``/history``).
+Layout builders are plain functions of data; callbacks only fetch the data (journal, store)
+and call them. Each live page polls with its own ``dcc.Interval`` and returns ``no_update``
+while the journal has not moved, so idle pages cost one query a second.
 """
 
 from __future__ import annotations
 
 import base64
-from datetime import date
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
-import polars as pl
 from dash import Dash, Input, Output, State, dcc, html, no_update
 
 from dashboard.api import stats_json
 from dashboard.context import Context
 from dashboard.figures import difference_figure, odds_figure, runs_figure, shares_figure
 from dashboard.odds_panel import odds_panel
+from roads.audit.trail import OUTCOMES, flag_words, plural
 from roads.board import DERIVED, Board
 from roads.errors import InputError
 from roads.odds import Composition
@@ -27,6 +27,8 @@ from roads.rules import get_rules
 from roads.tables import TableState
 
 GRAPH_CONFIG: Any = {"displayModeBar": False, "responsive": True}
+#: The site's navigation, on the Dash pages and the server-rendered ones alike.
+NAVIGATION = (("Tables", "/"), ("History", "/history"), ("Audit", "/audit"))
 
 
 def svg_image(svg: str, alt: str, class_name: str = "") -> html.Img:
@@ -38,10 +40,10 @@ def svg_image(svg: str, alt: str, class_name: str = "") -> html.Img:
 def shell(ctx: Context) -> html.Div:
     return html.Div([
         dcc.Location(id="url"),
+        # Plain links: only "/" is a Dash page; the others are served by the server.
         html.Nav([html.Span(ctx.site.casino, className="brand"),
-                  dcc.Link("Tables", href="/"), dcc.Link("History", href="/history"),
-                  html.A("Audit", href="/audit"), html.A("Log in", href="/login")],
-                 className="topnav"),
+                  *(html.A(label, href=href) for label, href in NAVIGATION),
+                  html.A("Log in", href="/login")], className="topnav"),
         html.Div(id="page", className="page"),
     ])
 
@@ -51,7 +53,8 @@ def table_card(state: TableState, name: str) -> html.Div:
     board = Board.from_coups(state.coups)
     counts = board.counts()
     last = state.coups[-1]["outcome"] if state.coups else None
-    alerts = [html.Li(f"{len(state.pending_corrections)} correction(s) awaiting approval")
+    alerts = [html.Li(f"{plural(len(state.pending_corrections), 'correction')} awaiting "
+                      "approval")
               ] if state.pending_corrections else []
     mini = (svg_image(road_svg(board, "big_road", window=16, cell=14), f"Big Road {name}",
                       "mini-road") if state.status == "open"
@@ -63,11 +66,12 @@ def table_card(state: TableState, name: str) -> html.Div:
                  className="card-head"),
         mini,
         html.Div([html.Span(f"Shoe #{state.shoe_number}"),
-                  html.Span(f"{counts['coups']} coups"),
+                  html.Span(plural(counts["coups"], "coup")),
                   html.Span(f"B {counts['banker']}", className="b"),
                   html.Span(f"P {counts['player']}", className="p"),
                   html.Span(f"T {counts['tie']}", className="t"),
-                  html.Span(f"last: {last}" if last else "", className=f"last o-{last}")],
+                  html.Span(f"last: {OUTCOMES.get(last, last)}" if last else "",
+                            className=f"last o-{last}")],
                  className="card-counts"),
         html.Ul(alerts, className="alerts"),
         html.Div([html.A("screen", href=f"/table/{t}"),
@@ -141,7 +145,7 @@ def table_body(table_id: str, state: TableState, stats: dict[str, Any]) -> list[
     board = Board.from_coups(state.coups)
     parts: list[Any] = [
         html.P(f"Shoe {state.shoe_id} (#{state.shoe_number}), rules {state.rules}, "
-               f"{len(state.coups)} coups"),
+               f"{plural(len(state.coups), 'coup')}"),
         html.Div([table_board(board, table_id), _odds(state, stats)], className="table-top"),
     ]
     s = stats.get("statistics")
@@ -170,29 +174,7 @@ def table_body(table_id: str, state: TableState, stats: dict[str, Any]) -> list[
     return parts
 
 
-# -- history ----------------------------------------------------------------------------------
-def history(ctx: Context) -> html.Div:
-    return html.Div([
-        html.H2("History"),
-        html.Div([dcc.Dropdown(id="history-table", placeholder="All tables",
-                               options=[{"label": t, "value": t} for t in ctx.table_ids()]),
-                  dcc.DatePickerRange(id="history-dates")], className="filters"),
-        html.Div(id="history-shoes"),
-    ])
-
-
-def shoe_list(shoes: pl.DataFrame) -> html.Div:
-    head = html.Tr([html.Th(h) for h in ("table", "shoe", "started (UTC)", "coups", "rules",
-                                         "source")])
-    rows = [html.Tr([html.Td(r["table_id"]),
-                     html.Td(dcc.Link(r["shoe_id"], href=f"/shoes/{quote(r['table_id'])}/"
-                                                         f"{quote(r['shoe_id'])}")),
-                     html.Td(str(r["started_at"])[:19] if r["started_at"] else ""),
-                     html.Td(r["coups"]), html.Td(r["rules"]), html.Td(str(r["source"]))])
-            for r in shoes.head(500).iter_rows(named=True)]
-    return html.Div(html.Table([head, *rows], className="shoes"), className="scroll")
-
-
+# -- one shoe ---------------------------------------------------------------------------------
 def shoe_page(ctx: Context, table_id: str, shoe_id: str) -> html.Div:
     coups = ctx.service.shoe_coups(table_id, shoe_id)
     if not coups:
@@ -201,25 +183,17 @@ def shoe_page(ctx: Context, table_id: str, shoe_id: str) -> html.Div:
     head = html.Tr([html.Th(h) for h in ("coup", "outcome", "player", "banker", "totals",
                                          "pairs / natural", "source", "dealt (UTC)")])
     rows = [html.Tr([
-        html.Td(c["coup"]), html.Td(c["outcome"], className=f"o-{c['outcome']}"),
+        html.Td(c["coup"]), html.Td(OUTCOMES.get(c["outcome"], c["outcome"]),
+                                    className=f"o-{c['outcome']}"),
         html.Td(" ".join(c["player_cards"] or [])), html.Td(" ".join(c["banker_cards"] or [])),
         html.Td("" if c["player_total"] is None else f"{c['player_total']}-{c['banker_total']}"),
-        html.Td(", ".join(k.replace("_", " ") for k in ("player_pair", "banker_pair",
-                                                         "natural") if c[k])),
+        html.Td(flag_words(c)),
         html.Td(c["source"]), html.Td(str(c["dealt_at"])[:19])]) for c in coups]
-    return html.Div([html.H2(f"Table {table_id} — shoe {shoe_id}"),
+    back = html.A(f"Every shoe of table {table_id}", href=f"/history?table={quote(table_id)}")
+    return html.Div([html.H2(f"Table {table_id} — shoe {shoe_id}"), html.P(back),
                      svg_image(scoreboard_svg(board), f"Board of shoe {shoe_id}", "board"),
                      html.Div(html.Table([head, *rows], className="coups"),
                               className="scroll")])
-
-
-def all_shoes(ctx: Context) -> pl.DataFrame:
-    """Every shoe of the record (sealed, imported, engine, and live ones still open),
-    newest first."""
-    shoes = ctx.service.store.read.shoes().select(
-        "table_id", "shoe_id", "started_at", "coups", "rules",
-        pl.col("source").cast(pl.String), "open")
-    return shoes.sort("started_at", descending=True, nulls_last=False)
 
 
 def register(app: Dash, ctx: Context) -> None:
@@ -227,13 +201,11 @@ def register(app: Dash, ctx: Context) -> None:
 
     @app.callback(Output("page", "children"), Input("url", "pathname"))
     def route(path: str | None) -> Any:
-        parts = [p for p in (path or "/").split("/") if p]
+        parts = [unquote(p) for p in (path or "/").split("/") if p]
         if not parts:
             return overview(ctx)
         if parts[0] == "tables" and len(parts) == 2:
             return table_page(parts[1])
-        if parts[0] == "history":
-            return history(ctx)
         if parts[0] == "shoes" and len(parts) == 3:
             return shoe_page(ctx, parts[1], parts[2])
         return html.Div([html.H2("Not found"), dcc.Link("All tables", href="/")])
@@ -257,16 +229,3 @@ def register(app: Dash, ctx: Context) -> None:
             return no_update, no_update
         state = ctx.service.table_state(table_id)
         return table_body(table_id, state, stats_json(ctx, table_id)), seq
-
-    @app.callback(Output("history-shoes", "children"), Input("history-table", "value"),
-                  Input("history-dates", "start_date"), Input("history-dates", "end_date"))
-    def refresh_history(table_id: str | None, start: str | None, end: str | None) -> Any:
-        shoes = all_shoes(ctx)
-        if table_id:
-            shoes = shoes.filter(pl.col("table_id") == table_id)
-        day = pl.col("started_at").dt.date()
-        if start:
-            shoes = shoes.filter(day.is_null() | (day >= date.fromisoformat(start[:10])))
-        if end:
-            shoes = shoes.filter(day.is_null() | (day <= date.fromisoformat(end[:10])))
-        return shoe_list(shoes)

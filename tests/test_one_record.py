@@ -23,7 +23,6 @@ from fastapi.testclient import TestClient
 from dashboard.app import create_app
 from dashboard.config import SiteConfig
 from dashboard.context import Context
-from dashboard.pages import all_shoes
 from dashboard.screen import screen_payload
 from roads.cli import main
 from roads.engine import deal_shoe
@@ -202,7 +201,8 @@ def test_batch_jobs(record: Any, tmp_path: Path, engine: str) -> None:
 
 def test_dashboard_history_shoe_pages_screen_and_api(record: Any) -> None:
     _, expected, ctx = record
-    listed = all_shoes(ctx)
+    listed, total = ctx.service.shoe_page(limit=1000)  # what /history lists
+    assert total == listed.height
     assert {(t, s): n for t, s, n in listed.select("table_id", "shoe_id", "coups")
             .iter_rows()} == {k: len(v) for k, v in expected.items()}
     for (table, shoe), outcomes in expected.items():

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +59,8 @@ CREATE TABLE IF NOT EXISTS events (
 CREATE INDEX IF NOT EXISTS events_shoe ON events(table_id, shoe_id, seq);
 CREATE INDEX IF NOT EXISTS events_kind ON events(table_id, kind, seq);
 CREATE INDEX IF NOT EXISTS events_by_kind ON events(kind, seq);
+CREATE INDEX IF NOT EXISTS events_actor ON events(actor, seq);
+CREATE INDEX IF NOT EXISTS events_at ON events(at);
 CREATE TRIGGER IF NOT EXISTS events_no_update BEFORE UPDATE ON events
 BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
 CREATE TRIGGER IF NOT EXISTS events_no_delete BEFORE DELETE ON events
@@ -148,6 +150,38 @@ class ChainReport:
     head: str
     first_bad_seq: int | None = None
     reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EventFilter:
+    """Which events an audit listing shows (any combination; nothing given means all):
+    a table, a shoe, who acted, which kinds, days ``start``..``end`` (UTC, inclusive)."""
+
+    table_id: str | None = None
+    shoe_id: str | None = None
+    actor: str | None = None
+    kinds: tuple[str, ...] = ()
+    start: date | None = None
+    end: date | None = None
+
+    def where(self) -> tuple[str, list[Any]]:
+        """The SQL condition and its arguments; each part can use an index of its own."""
+        parts, args = ["1=1"], []
+        for column, value in (("table_id", self.table_id), ("shoe_id", self.shoe_id),
+                              ("actor", self.actor)):
+            if value is not None:
+                parts.append(f"{column} = ?")
+                args.append(value)
+        if self.kinds:
+            parts.append(f"kind IN ({','.join('?' * len(self.kinds))})")
+            args += self.kinds
+        if self.start is not None:  # times are ISO text in UTC: text order is time order
+            parts.append("at >= ?")
+            args.append(self.start.isoformat())
+        if self.end is not None:
+            parts.append("at < ?")
+            args.append((self.end + timedelta(days=1)).isoformat())
+        return " AND ".join(parts), args
 
 
 _SELECT = "SELECT seq, at, kind, table_id, shoe_id, actor, payload, prev_hash, hash FROM events"
@@ -349,6 +383,29 @@ class Journal:
             args.append(shoe_id)
         rows = self._db().execute(sql + " ORDER BY seq", args).fetchall()
         return [_event(r) for r in rows]
+
+    def event_page(self, which: EventFilter, offset: int = 0,
+                   limit: int = 50) -> tuple[list[Event], int]:
+        """One page of the matching events, newest first, and how many match: two indexed
+        queries in one read snapshot (the page and its total agree), never the whole
+        journal in memory, whatever its length."""
+        clause, args = which.where()
+        db = self.reader()
+        db.execute("BEGIN")
+        try:
+            total = int(db.execute(f"SELECT count(*) FROM events WHERE {clause}",
+                                   args).fetchone()[0])
+            rows = db.execute(f"{_SELECT} WHERE {clause} ORDER BY seq DESC LIMIT ? OFFSET ?",
+                              [*args, limit, offset]).fetchall()
+        finally:
+            db.execute("COMMIT")
+        return [_event(r) for r in rows], total
+
+    def actors(self) -> list[str]:
+        """Everyone the journal names as having acted (an index scan)."""
+        rows = self.reader().execute(
+            "SELECT DISTINCT actor FROM events WHERE actor IS NOT NULL ORDER BY actor")
+        return [r[0] for r in rows]
 
     def table_head(self, table_id: str) -> int:
         """Sequence number of the newest event of one table (0 if none): a cheap change probe."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -134,6 +134,17 @@ class TableService:
     def shoe_coups(self, table_id: str, shoe_id: str) -> list[dict[str, Any]]:
         """A shoe's coups with corrections applied, live or stored (the history page)."""
         return coup_rows(self.store.read.coups(Selection(table_id, shoe_id)))
+
+    def shoe_page(self, table_id: str | None = None, start: date | None = None,
+                  end: date | None = None, still_open: bool | None = None, offset: int = 0,
+                  limit: int = 50) -> tuple[pl.DataFrame, int]:
+        """One page of the record's shoes, newest first, and how many match (the history
+        page): a query of the store's shoe index, never the shoe files."""
+        return self.store.read.shoe_page(table_id, start, end, still_open, offset, limit)
+
+    def record_tables(self) -> list[str]:
+        """Every table of the record, stored or live (the history page's table filter)."""
+        return self.store.read.tables()
 
     def _coup(self, table_id: str, shoe_id: str, coup: int) -> dict[str, Any] | None:
         rows = [r for r in self.shoe_coups(table_id, shoe_id) if r["coup"] == coup]

@@ -105,7 +105,7 @@ def test_ask_reaches_the_tables_screens(server: Server) -> None:
         _receive_state(ws)
         r = server.client.post("/operator/T1/action", json={"action": "ask", "outcome": "B"},
                                headers={"X-CSRF-Token": csrf})
-        assert r.json()["message"] == "asked B? on 1 screens"
+        assert r.json()["message"] == "Asked B? on 1 screen"
         message = json.loads(ws.receive_text())
         assert (message["type"], message["outcome"]) == ("ask", "B")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -49,7 +50,7 @@ def test_dealer_enters_coups_by_keypad_and_by_cards(server: Server) -> None:
     assert r.status_code == 200 and r.json()["coups"] == 1
     assert r.json()["last"][0]["banker_pair"] is True
     preview = _act(server, csrf, action="preview", player_cards="9h Kd", banker_cards="2c 3c")
-    assert preview.json()["message"] == "P 9-5"
+    assert preview.json()["message"] == "By the tableau: Player 9–5, natural"
     bad = _act(server, csrf, action="coup", player_cards="2h 3d", banker_cards="Kc Qc")
     assert bad.json()["ok"] is False and "impossible coup" in bad.json()["detail"]
     assert bad.json()["coups"] == 1
@@ -168,3 +169,66 @@ def test_auditor_downloads_a_verifiable_bundle_and_the_export_is_journaled(
     [event] = [e for e in server.ctx.service.journal.events("T1") if e.kind == "data_exported"]
     assert event.actor == "auditor" and event.payload["data_digest"] == manifest["data_digest"]
     assert "data_exported" in server.client.get("/audit").text
+
+
+def test_the_operator_screen_speaks_in_words(server: Server) -> None:
+    csrf = server.login("dealer")
+    _act(server, csrf, action="open_shoe", shoe_id="S1")
+    r = _act(server, csrf, action="coup", outcome="B", banker_pair=True, natural=True).json()
+    assert r["message"] == "Coup 1 entered: Banker, Banker pair, natural"
+    assert r["status"] == "Shoe S1 — 1 coup"  # not "1 coups"
+    assert (r["last"][0]["words"], r["last"][0]["flags"]) == \
+        ("Banker, Banker pair, natural", "Banker pair, natural")
+    r = _act(server, csrf, action="coup", player_cards="9h Kd", banker_cards="2c 3c").json()
+    assert r["message"] == "Coup 2 entered: Player 9–5, natural"
+    assert r["status"] == "Shoe S1 — 2 coups"
+    # The mini Big Road: one image of the shoe's Big Road, one ring per coup (the pair's
+    # dot and the natural's star beside the first).
+    svg = base64.b64decode(r["road"]).decode()
+    assert svg.startswith("<svg") and svg.count('<circle cx="12" cy="12" r="8.64" fill="none"') == 1
+    assert svg.count('r="8.64" fill="none"') == 2
+
+
+def test_corrections_from_the_form(server: Server) -> None:
+    dealer = server.login("dealer")
+    _act(server, dealer, action="open_shoe", shoe_id="S1")
+    for outcome in "BPB":
+        _act(server, dealer, action="coup", outcome=outcome)
+    form = {"action": "request_correction", "shoe_id": "S1"}
+    # The reason is asked for first; what was refused names its field for the form.
+    r = _act(server, dealer, **form, coup="2", correction="amend", outcome="T", reason=" ")
+    assert r.json()["ok"] is False and r.json()["field"] == "reason"
+    # An amendment that changes nothing is refused in words.
+    r = _act(server, dealer, **form, coup="2", correction="amend", outcome="P", reason="x")
+    assert r.json()["ok"] is False and r.json()["field"] == "correction"
+    assert "coup 2 is already Player" in r.json()["detail"]
+    # Amend the pairs only, by cards, or void: each waits for a supervisor, said in words.
+    r = _act(server, dealer, **form, coup="1", correction="amend", outcome="B",
+             banker_pair=True, reason="missed the pair")
+    assert r.json()["ok"] is True and "waiting for a supervisor" in r.json()["message"]
+    r = _act(server, dealer, **form, coup="2", correction="amend", outcome="P",
+             player_cards="2h 3d", banker_cards="9c Kc", reason="dealt by cards")
+    assert r.json()["ok"] is True
+    r = _act(server, dealer, **form, coup="3", correction="void", outcome="T",
+             reason="double entry")
+    assert [p["words"] for p in r.json()["pending"]] == [
+        "Banker → Banker, Banker pair", "Player → Banker 9–5, natural (Player 2h 3d, Banker 9c Kc)",
+        "void (it is Banker)"]
+    supervisor = server.login("super")
+    for p in r.json()["pending"]:
+        ok = _act(server, supervisor, action="approve", request=p["request"]).json()
+        assert ok["ok"] is True and ok["message"].startswith(f"Request #{p['request']} approved")
+    assert [c["words"] for c in ok["last"]] == ["Banker 9–5, natural", "Banker, Banker pair"]
+
+
+def test_the_overview_card_counts_in_words(server: Server) -> None:
+    from dashboard.pages import table_card
+
+    csrf = server.login("dealer")
+    _act(server, csrf, action="open_shoe", shoe_id="S1")
+    _act(server, csrf, action="coup", outcome="P")
+    _act(server, csrf, action="request_correction", shoe_id="S1", coup=1, reason="typo",
+         correction="amend", outcome="B")
+    card = repr(table_card(server.ctx.service.table_state("T1"), "Salon 1"))
+    assert "'1 coup'" in card and "1 coups" not in card
+    assert "1 correction awaiting approval" in card and "last: Player" in card

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from playwright.sync_api import Browser, Dialog, Page, expect
+from playwright.sync_api import Browser, Page, expect
 
 from roads.ingest.entry import CoupEntry
 from roads.store import Store
@@ -92,7 +92,7 @@ def test_operator_entry_and_supervised_correction(browser: Browser,
         for k in keys:
             dealer.keyboard.press(k)
         dealer.keyboard.press("Enter")
-        expect(dealer.locator("#message")).to_contain_text(f"coup {number}:")
+        expect(dealer.locator("#message")).to_contain_text(f"Coup {number} entered")
     expect(dealer.locator("#op-status")).to_contain_text("3 coups")
     expect(screen.locator(".coupno")).to_have_text("Coup 3")
     expect(screen.locator("table.shares .s-banker_pair td").first).to_have_text("1")
@@ -106,13 +106,12 @@ def test_operator_entry_and_supervised_correction(browser: Browser,
     dealer.click("#cards-form button[type=submit]")
     expect(screen.locator(".coupno")).to_have_text("Coup 4")
     shot(dealer, "operator")
-    # The dealer asks to change coup 2 (Player) into a Tie; nothing changes yet.
-    answers = iter(["T", "keyed the wrong side"])
-
-    def answer(dialog: Dialog) -> None:
-        dialog.accept(next(answers))
-    dealer.on("dialog", answer)
+    # The dealer asks to change coup 2 (Player) into a Tie, in the correction form;
+    # nothing changes yet.
     dealer.locator("button.request-correction[data-coup='2']").click()
+    dealer.fill("#fix-reason", "keyed the wrong side")
+    dealer.check("#correction-form input[name=outcome][value=T]")
+    dealer.click("#correction-form button[type=submit]")
     expect(dealer.locator("#pending tr")).to_have_count(1)
     expect(dealer.locator("#pending button")).to_have_count(0)  # a dealer cannot approve
     expect(screen.locator("table.shares .s-tie td").first).to_have_text("0")
