@@ -13,18 +13,20 @@ from __future__ import annotations
 
 _OUTCOME_SPELLINGS = {
     "B": ["b", "banker", "banco", "bank", "banker win", "banker wins", "庄", "莊", "庄赢",
-          "莊贏", "банк", "банкир", "победа банка", "μπάνκα"],
+          "莊贏", "庄家", "莊家", "банк", "банкир", "победа банка", "победа банкира",
+          "μπάνκα", "μπανκα", "τραπεζίτης", "τραπεζιτης"],
     "P": ["p", "player", "punto", "player win", "player wins", "闲", "閒", "闲赢", "閒贏",
-          "игрок", "победа игрока", "παίκτης"],
-    "T": ["t", "tie", "tie game", "egalite", "égalité", "和", "和局", "ничья", "ισοπαλία"],
+          "闲家", "閒家", "игрок", "победа игрока", "παίκτης", "παικτης"],
+    "T": ["t", "tie", "tie game", "egalite", "égalité", "和", "和局", "ничья", "ισοπαλία",
+          "ισοπαλια"],
 }
 #: lower-cased, stripped label -> B/P/T
 OUTCOME_LABELS: dict[str, str] = {
     label: code for code, labels in _OUTCOME_SPELLINGS.items() for label in labels
 }
 
-TRUE_LABELS = {"1", "true", "t", "yes", "y", "x", "是", "да"}
-FALSE_LABELS = {"0", "false", "f", "no", "n", "", "否", "нет"}
+TRUE_LABELS = {"1", "true", "t", "yes", "y", "x", "是", "有", "да", "ναι"}
+FALSE_LABELS = {"0", "false", "f", "no", "n", "", "否", "无", "無", "нет", "όχι", "οχι"}
 
 #: Column headers per canonical field: English (as exports and APIs write them, camelCase
 #: included), Chinese (simplified, then traditional), Russian, Greek. Matched after

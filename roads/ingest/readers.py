@@ -224,25 +224,30 @@ def _map_option(target: str, column: str) -> str:
 
 def _holds_hands(values: pl.Series) -> bool:
     """Whether most sampled values of a column read as one side's hand: two or three cards
-    (``9h Kd``, ``10H,Qc``, ``K♠ 2♥``) or card values (``9,4,6``)."""
+    (``9h Kd``, ``10H,Qc``, ``K♠ 2♥``) or card values (``9,4,6``). Values alone count only
+    when some hand has a third card, which a pair of totals (``9 8``) never has."""
     texts = [v for v in values.drop_nulls().str.strip_chars().to_list() if v]
-    if not texts:
+    hands = [h for h in map(_hand_shape, texts) if h is not None]
+    if not hands or len(hands) < max(0.8 * len(texts), min(3, len(texts))):
         return False
-    return sum(map(_is_hand, texts)) >= max(0.8 * len(texts), min(3, len(texts)))
+    return any(suited for suited, _ in hands) or any(n == 3 for _, n in hands)
 
 
-def _is_hand(text: str) -> bool:
+def _hand_shape(text: str) -> tuple[bool, int] | None:
+    """(every token a suited card, how many) for two or three card tokens, else None."""
     tokens = [t for t in _HAND_SEPARATORS.split(text) if t]
     if len(tokens) not in (2, 3):
-        return False
+        return None
+    suited = True
     for token in tokens:
         if _RANK_ONLY.match(token):
+            suited = False
             continue
         try:
             parse_card(token)
         except CardError:
-            return False
-    return True
+            return None
+    return suited, len(tokens)
 
 
 def _read_text_csv(path: Path, rows: int | None = None) -> pl.DataFrame:

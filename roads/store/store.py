@@ -206,6 +206,8 @@ class Store:
         with self.journal.transaction() as tx:
             for kind_before, table_before, shoe_before, payload_before in before:
                 tx.append(kind_before, table_before, shoe_before, payload_before, actor)
+            if before:
+                faults.point("store:committing")  # inside the transaction: rolled back
             event = tx.append(kind, table_id, shoe_id, body, actor)
             catalog.record(tx.db, event.seq, event.at, entries,
                            {w.entry.path: w.shoes for w in written}, removed,
