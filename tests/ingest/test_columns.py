@@ -13,6 +13,7 @@ import subprocess
 import sys
 import unicodedata
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -71,13 +72,12 @@ HEADERS = {
 }
 
 
-def _ingest(tmp_path: Path, text: str, name: str = "in.csv", **options: object
-            ) -> tuple[Store, dict[str, object]]:
+def _ingest(tmp_path: Path, text: str, name: str = "in.csv", **options: Any
+            ) -> tuple[Store, dict[str, Any]]:
     path = tmp_path / name
     path.write_text(text, encoding="utf-8")
     store = Store.create(tmp_path / "store")
-    result = ingest([path], store, ReadOptions(**options),  # type: ignore[arg-type]
-                    get_rules("standard-8"))
+    result = ingest([path], store, ReadOptions(**options), get_rules("standard-8"))
     return store, result.report["files"][0]
 
 
