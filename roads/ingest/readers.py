@@ -187,7 +187,7 @@ def columns_of(path: Path, fmt: str, options: ReadOptions) -> Columns:
     unmatched = [f for f in CARD_FIELDS if f not in used]
     warnings = []
     if hands and unmatched:
-        guesses = list(zip(unmatched, hands, strict=False))  # the Player's hand comes first
+        guesses = _sides(hands, unmatched)
         stored = ("outcome-only (no cards, no pair information)" if len(unmatched) == 2
                   else f"with no {unmatched[0]}: rows with cards for one side are quarantined")
         warnings.append(f"column(s) {', '.join(repr(c) for c in hands)} hold hands of cards "
@@ -195,8 +195,8 @@ def columns_of(path: Path, fmt: str, options: ReadOptions) -> Columns:
                         f"coups are stored {stored}; name them with "
                         f"{' '.join(_map_option(f, c) for f, c in guesses)} (and --replace "
                         "if the file was ingested already)")
-        for target, column in guesses:
-            hints.setdefault(column, f"did you mean {target}? use {_map_option(target, column)}")
+        for target, column in guesses:  # a hand's likely side beats a header's likeness
+            hints[column] = f"did you mean {target}? use {_map_option(target, column)}"
     return Columns(used, ignored, tuple(hints.values()), tuple(warnings))
 
 
@@ -215,6 +215,38 @@ def _suggestion(column: str, matched: set[str], used: dict[str, str] | None = No
         return None
     target = HEADER_SYNONYMS[close[0]]
     return f"did you mean {target}? use {_map_option(target, column)}"
+
+
+#: Words of a header that name a side (compared after :func:`normalise_header`).
+_SIDE_WORDS = {
+    "player_cards": ("p", "player", "punto", "闲", "閒", "игрок", "игрока", "παικτης",
+                     "παικτη"),
+    "banker_cards": ("b", "banker", "banco", "bank", "dealer", "庄", "莊", "банкир", "банкира",
+                     "банк", "банка", "μπανκα", "μπανκας", "τραπεζιτης", "τραπεζιτη"),
+}
+
+
+def _sides(hands: list[str], unmatched: list[str]) -> list[tuple[str, str]]:
+    """(card field, column) guesses for columns that hold hands: by a word of the header
+    naming the side (``Cards P``, ``庄家``), the rest in file order (Player first, as exports
+    write them)."""
+    def side(column: str) -> str | None:
+        words = {normalise_header(w) for w in re.split(r"[\W\d_]+|(?<=[a-z])(?=[A-Z])",
+                                                      column) if w}
+        words |= {ch for ch in column if ch in "闲閒庄莊"}
+        found = [f for f, names in _SIDE_WORDS.items() if words & set(names)]
+        return found[0] if len(found) == 1 else None
+
+    guesses: dict[str, str] = {}
+    for column in hands:
+        target = side(column)
+        if target in unmatched and target not in guesses:
+            guesses[target] = column
+    rest = [c for c in hands if c not in guesses.values()]
+    for target in unmatched:
+        if target not in guesses and rest:
+            guesses[target] = rest.pop(0)
+    return [(t, guesses[t]) for t in unmatched if t in guesses]
 
 
 def _map_option(target: str, column: str) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 import unicodedata
@@ -164,6 +165,25 @@ def test_hand_columns_under_unknown_headers_are_warned_about_not_silently_droppe
     # The report on disk says the same as the returned one.
     on_disk = json.loads(next((store.root / "ingest").glob("*.json")).read_text())
     assert on_disk["files"][0]["warnings"] == [warning]
+
+
+@pytest.mark.parametrize(("header", "player", "banker"), [
+    ("Cards B,Cards P", "Cards P", "Cards B"),  # the side's letter, whatever the order
+    ("bankerHnd,playerHnd", "playerHnd", "bankerHnd"),
+    ("庄家手牌,闲家手牌", "闲家手牌", "庄家手牌"),
+    ("Рука банкира 1,Рука 2", "Рука 2", "Рука банкира 1"),  # one named, the other left
+])
+def test_the_suggested_side_of_a_hand_column_follows_its_header(
+        tmp_path: Path, header: str, player: str, banker: str) -> None:
+    first, second = header.split(",")
+    hands = {first: "5s 2c", second: "9h Kd"} if first == banker else \
+        {first: "9h Kd", second: "5s 2c"}
+    text = f"Table,Shoe,Coup,Result,{header}\nT1,S1,1,P,{hands[first]},{hands[second]}\n"
+    _, report = _ingest(tmp_path, text)
+    (warning,) = report["warnings"]
+    quoted = [shlex.quote(f"{f}={c}") for f, c in (("player_cards", player),
+                                                    ("banker_cards", banker))]
+    assert f"--map {quoted[0]} --map {quoted[1]}" in warning
 
 
 def test_columns_of_other_values_are_not_taken_for_hands(tmp_path: Path) -> None:
