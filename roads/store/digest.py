@@ -41,7 +41,7 @@ def _slots(frame: pl.DataFrame, side: str) -> np.ndarray:
     col = pl.col(f"{side}_cards")
     slots = frame.select(
         col.list.get(i, null_on_oob=True).to_physical().fill_null(EMPTY_SLOT).cast(pl.UInt8)
-        .alias(f"c{i}") for i in range(3)).to_numpy()
+        .alias(f"c{i}") for i in range(3)).to_numpy(writable=True)  # a view can be read-only
     slots[frame[f"{side}_cards"].is_null().to_numpy()] = NO_LIST
     return slots
 
