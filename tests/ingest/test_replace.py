@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -234,3 +235,20 @@ def test_two_files_of_one_run_store_a_shared_coup_and_shoe_once(tmp_path: Path) 
     both = ingest([a, changed], Store.create(tmp_path / "two"), ReadOptions(mapping=CARDS),
                   get_rules("standard-8"))
     assert both.report["files"][1]["conflicts"] == 1
+
+
+def test_an_export_lists_the_re_import_as_corrections_and_verifies(tmp_path: Path) -> None:
+    from roads.audit.bundle import Slice, export_bundle
+    from roads.audit.bundle import verify as verify_bundle
+
+    store = Store.create(tmp_path / "store")
+    path = _file(tmp_path, ROWS)
+    _ingest(store, path)
+    _ingest(store, path, replace=True, mapping=CARDS)
+    out = tmp_path / "bundle"
+    export_bundle(store, Slice(table_id="T1"), out, "auditor")
+    assert verify_bundle(out)["files"]["corrections.csv"]["rows"] == 3
+    corrections = pl.read_parquet(out / "corrections.parquet")
+    assert corrections["kind"].to_list() == ["coup_amended"] * 3
+    assert set(corrections["requested_by"]) == set(corrections["approved_by"]) == {"ana"}
+    assert corrections["reason"][0].startswith("re-import of export.csv with --replace")

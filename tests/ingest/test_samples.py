@@ -10,6 +10,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import polars as pl
 import pytest
 
 from roads.ingest.readers import ReadOptions
@@ -116,6 +117,8 @@ def test_the_dirty_multilingual_file(tmp_path: Path) -> None:
         "cards recorded for one side only": 1, "no shoe (give a shoe column or --shoe)": 1}
     assert (report["rows_read"], report["accepted"]) == (len(rows), len(rows) - 4)
     assert (report["flagged"], report["flags_by_rule"]) == (1, {"outcome": 1})
+    (flag,) = pl.read_parquet(next((store.root / "flags").glob("*.parquet"))).to_dicts()
+    assert (flag["coup"], flag["rule"]) == (7, "outcome")  # recorded Banker, cards a Tie
     quarantined = list((store.root / "quarantine").glob("*.jsonl"))
     assert len(quarantined) == 1 and len(quarantined[0].read_text().splitlines()) == 4
     coups = {r["coup"]: r for r in store.read.coups(Selection("M-08")).to_dicts()}
