@@ -258,7 +258,8 @@ def ingest(paths: list[Path], store: Store, options: ReadOptions, rules: RuleSet
             amendments += _amendments(split.amended, f"re-import of {path.name} with "
                                       f"--replace (run {run_id})", actor, run_id)
             kept = pl.concat([new, split.amended]).select(*COUP_KEY, *CONTENT)
-            earlier = pl.concat([earlier.join(kept, on=list(COUP_KEY), how="anti"), kept])
+            earlier = kept if earlier.is_empty() else pl.concat(  # (no join for one file)
+                [earlier.join(kept, on=list(COUP_KEY), how="anti"), kept])
             rejected = pl.concat([checked.quarantine,
                                   _rejected_rows(path, split.conflicts, CONFLICT),
                                   _rejected_rows(path, split.on_live, LIVE_SHOE)])
