@@ -30,7 +30,6 @@ CARD_FIELDS = ("player_cards", "banker_cards")
 FORMATS = ("auto", "csv", "shoe-lines", "jsonl", "parquet")
 
 
-
 @dataclass(frozen=True)
 class ReadOptions:
     """What the user told us about the input."""
@@ -47,7 +46,7 @@ def normalise_header(name: str) -> str:
     text = name.replace("\ufeff", "").replace("№", " ").casefold()
     text = unicodedata.normalize("NFKD", text)
     text = "".join(ch for ch in text if not unicodedata.combining(ch))
-    return re.sub(r"[\s_\-.,:;#№()\[\]/\\'\"]+", "", text)
+    return re.sub(r"[\s_\-.,:;#()\[\]/\\'\"]+", "", text)
 
 
 #: Normalised header -> canonical field.
