@@ -371,16 +371,20 @@ def _stored_board(store: Path, table_id: str, shoe_id: str, leading_ties: str) -
               help="Rule set of the imported shoes (decks for the inventory check).")
 @click.option("--map", "mappings", multiple=True, metavar="FIELD=COLUMN",
               help="Map a canonical field to an input column, e.g. player_cards=PHand.")
+@click.option("--replace", is_flag=True,
+              help="Import files again even if ingested: stored coups whose content differs "
+                   "are amended (journaled, the old rows kept as originals).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @input_errors
 def ingest_cmd(files: tuple[Path, ...], store: Path, fmt: str, table_id: str | None,
-               shoe_id: str | None, rules_name: str, mappings: tuple[str, ...],
+               shoe_id: str | None, rules_name: str, mappings: tuple[str, ...], replace: bool,
                as_json: bool) -> None:
     """Read coup histories, validate every row, store what is sound.
 
     Rejected rows go to STORE/quarantine/RUN.jsonl with file, row and reason; rows that
     break a rule are stored and listed in STORE/flags/RUN.parquet; the report is printed and
-    written to STORE/ingest/RUN.json. Exit 1 when anything was quarantined or conflicted.
+    written to STORE/ingest/RUN.json, naming the columns nothing was read from. Exit 1 when
+    anything was quarantined or conflicted.
     """
     from tqdm import tqdm
 
@@ -398,25 +402,41 @@ def ingest_cmd(files: tuple[Path, ...], store: Path, fmt: str, table_id: str | N
     with tqdm(total=len(files), unit="file", disable=as_json or len(files) < 2,
               file=sys.stderr, desc="ingesting") as bar:
         result = ingest(list(files), create_store(store), options, get_rules(rules_name),
-                        lambda _p: bar.update(1), actor=os.environ.get("USER", "cli"))
+                        lambda _p: bar.update(1), actor=os.environ.get("USER", "cli"),
+                        replace=replace)
+    for f in result.report["files"]:  # on stderr, so a redirected report still shows them
+        for warning in f.get("warnings", ()):
+            click.echo(f"roads: warning: {f['file']}: {warning}", err=True)
     if as_json:
         _emit_json(result.report)
     else:
         for f in result.report["files"]:
-            if "skipped" in f:
-                click.echo(f"{f['file']}: {f['skipped']}")
-                continue
-            click.echo(f"{f['file']} ({f['format']}; reader: {f['parser']}): "
-                       f"{f['rows_read']:,} rows read, "
-                       f"{f['accepted']:,} stored, {f['already_stored']:,} already stored, "
-                       f"{f['flagged']:,} flagged, {f['quarantined']:,} quarantined")
-            for rule, n in sorted(f["flags_by_rule"].items()):
-                click.echo(f"    flagged {rule}: {n:,}")
-            for reason, n in sorted(f["quarantined_by_reason"].items()):
-                click.echo(f"    quarantined: {reason}: {n:,}")
+            _print_ingested(f)
         click.echo(f"report: {result.report_path}")
     if result.quarantined:
         sys.exit(1)
+
+
+def _print_ingested(f: dict[str, Any]) -> None:
+    """One file of an ingest report: counts, then what was flagged, set aside or not read."""
+    if "skipped" in f:
+        click.echo(f"{f['file']}: {f['skipped']}")
+        return
+    replaced = f", {f['replaced']:,} replaced" if f.get("replace") else ""
+    click.echo(f"{f['file']} ({f['format']}; reader: {f['parser']}): "
+               f"{f['rows_read']:,} rows read, {f['accepted']:,} stored{replaced}, "
+               f"{f['already_stored']:,} already stored, {f['flagged']:,} flagged, "
+               f"{f['quarantined']:,} quarantined")
+    if f.get("kept_void"):
+        click.echo(f"    left void (a correction voided them): {f['kept_void']:,}")
+    for rule, n in sorted(f["flags_by_rule"].items()):
+        click.echo(f"    flagged {rule}: {n:,}")
+    for reason, n in sorted(f["quarantined_by_reason"].items()):
+        click.echo(f"    quarantined: {reason}: {n:,}")
+    if f.get("ignored_columns"):
+        click.echo(f"    columns not read: {', '.join(f['ignored_columns'])}")
+    for hint in f.get("suggestions", ()):
+        click.echo(f"    {hint}")
 
 
 def _slice_options(func: F) -> F:

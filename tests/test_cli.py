@@ -203,7 +203,8 @@ def test_ingest_and_store_commands(tmp_path: Path) -> None:
     result = run("ingest", str(good), "--store", str(store), "--json")
     assert result.exit_code == 0
     report = json.loads(result.output)
-    assert report["totals"] == {"rows_read": 2, "accepted": 2, "quarantined": 0, "flagged": 0}
+    assert report["totals"] == {"rows_read": 2, "accepted": 2, "replaced": 0, "quarantined": 0,
+                                "flagged": 0}
     bad = tmp_path / "bad.csv"
     bad.write_text("table,shoe,coup,outcome\nT1,S2,1,maybe\nT1,S2,2,B\n")
     result = CliRunner().invoke(main, ["ingest", str(bad), "--store", str(store)])

@@ -9,39 +9,25 @@ Nothing is interpreted here: :mod:`roads.ingest.validate` decides.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
+import shlex
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
+from roads.cards import CardError, parse_card
 from roads.errors import InputError
-from roads.ingest.labels import OUTCOME_LABELS
+from roads.ingest.labels import HEADER_SPELLINGS, OUTCOME_LABELS
 
 FIELDS = ("table_id", "shoe_id", "coup", "outcome", "player_cards", "banker_cards",
           "player_total", "banker_total", "natural", "player_pair", "banker_pair", "dealt_at")
 CARD_FIELDS = ("player_cards", "banker_cards")
 FORMATS = ("auto", "csv", "shoe-lines", "jsonl", "parquet")
-
-# Normalised header (lower case, no spaces/underscores/hyphens) -> canonical field.
-_SYNONYMS = {
-    "table_id": ["table", "tableid", "tbl", "tableno", "台", "台号", "стол"],
-    "shoe_id": ["shoe", "shoeid", "shoeno", "shoenumber", "靴", "靴号", "шуз", "башмак"],
-    "coup": ["coup", "coupno", "hand", "handno", "round", "roundno", "game", "gameno", "局",
-             "局号", "номер"],
-    "outcome": ["outcome", "result", "winner", "win", "结果", "結果", "результат"],
-    "player_cards": ["playercards", "player", "punto", "pcards", "playerhand", "闲牌", "閒牌"],
-    "banker_cards": ["bankercards", "banker", "banco", "bcards", "bankerhand", "庄牌", "莊牌"],
-    "player_total": ["playertotal", "ptotal", "playerpoints", "playerscore", "闲点", "閒點"],
-    "banker_total": ["bankertotal", "btotal", "bankerpoints", "bankerscore", "庄点", "莊點"],
-    "natural": ["natural", "nat"],
-    "player_pair": ["playerpair", "ppair"],
-    "banker_pair": ["bankerpair", "bpair"],
-    "dealt_at": ["dealtat", "time", "timestamp", "datetime", "date", "dealt", "时间", "時間",
-                 "время"],
-}
-HEADER_SYNONYMS = {alias: name for name, aliases in _SYNONYMS.items() for alias in aliases}
 
 
 @dataclass(frozen=True)
@@ -54,8 +40,18 @@ class ReadOptions:
     mapping: dict[str, str] = field(default_factory=dict)  # field -> input column
 
 
-def _normalise_header(name: str) -> str:
-    return re.sub(r"[\s_\-.]+", "", name.replace("\ufeff", "")).lower()
+def normalise_header(name: str) -> str:
+    """A header as matched: lower case, without spaces, punctuation, accents or a BOM
+    (``Player Cards``, ``player_cards``, ``playerCards`` and ``PLAYER-CARDS`` are one)."""
+    text = name.replace("\ufeff", "").replace("№", " ").casefold()
+    text = unicodedata.normalize("NFKD", text)
+    text = "".join(ch for ch in text if not unicodedata.combining(ch))
+    return re.sub(r"[\s_\-.,:;#()\[\]/\\'\"]+", "", text)
+
+
+#: Normalised header -> canonical field.
+HEADER_SYNONYMS = {normalise_header(spelling): name
+                   for name, spellings in HEADER_SPELLINGS.items() for spelling in spellings}
 
 
 def detect_format(path: Path) -> str:
@@ -130,7 +126,7 @@ def column_targets(path: Path, columns: list[str], options: ReadOptions) -> dict
     rename: dict[str, str] = {}
     wanted = {v: k for k, v in options.mapping.items()}
     for column in columns:
-        target = wanted.get(column) or HEADER_SYNONYMS.get(_normalise_header(column))
+        target = wanted.get(column) or HEADER_SYNONYMS.get(normalise_header(column))
         if target and target not in rename.values():
             rename[column] = target
     missing = set(options.mapping.values()) - set(columns)
@@ -138,16 +134,159 @@ def column_targets(path: Path, columns: list[str], options: ReadOptions) -> dict
         raise InputError(f"{path}: --map names column(s) not in the file: "
                          f"{', '.join(sorted(missing))}")
     if "outcome" not in rename.values() and not any(c in rename.values() for c in CARD_FIELDS):
+        hints = [h for c in columns if c not in rename
+                 and (h := _suggestion(c, set(rename.values()))) is not None]
         raise InputError(f"{path}: no outcome or card columns found (columns: "
-                         f"{', '.join(columns)}); name them with --map")
+                         f"{', '.join(columns)}); name them with --map"
+                         + (f" ({'; '.join(hints)})" if hints else ""))
     return rename
 
 
-def _read_text_csv(path: Path) -> pl.DataFrame:
-    """Every field as text, as written (ragged lines truncated, bad UTF-8 replaced)."""
+@dataclass(frozen=True)
+class Columns:
+    """How one file's columns were read: the column each field comes from, the columns
+    nothing was taken from, and what the reader thinks was meant (so that a column with an
+    unfamiliar header is never dropped without a word)."""
+
+    used: dict[str, str] = field(default_factory=dict)  # field -> input column
+    ignored: tuple[str, ...] = ()
+    suggestions: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    def report(self) -> dict[str, Any]:
+        return {"columns": self.used, "ignored_columns": list(self.ignored),
+                "suggestions": list(self.suggestions), "warnings": list(self.warnings)}
+
+
+#: Rows of a CSV file sampled to tell what its unused columns hold.
+SAMPLE_ROWS = 200
+_HAND_SEPARATORS = re.compile(r"[\s,;/|]+")
+_RANK_ONLY = re.compile(r"^(10|[2-9]|[atjqk])$", re.IGNORECASE)
+
+
+def columns_of(path: Path, fmt: str, options: ReadOptions) -> Columns:
+    """What :func:`read` takes from each column of a CSV or Parquet file, and what it leaves
+    (line formats and journal events have no columns to leave)."""
+    if fmt == "parquet":
+        try:
+            names = list(pl.read_parquet_schema(path))
+        except (pl.exceptions.PolarsError, OSError) as exc:
+            raise InputError(f"{path}: cannot be read as Parquet: {exc}") from None
+        return Columns({n: n for n in FIELDS if n in names},
+                       tuple(n for n in names if n not in FIELDS))
+    if fmt != "csv":
+        return Columns()
+    sample = _read_text_csv(path, SAMPLE_ROWS)
+    rename = column_targets(path, sample.columns, options)
+    used = {target: column for column, target in rename.items()}
+    ignored = tuple(c for c in sample.columns if c not in rename)
+    hints = {c: s for c in ignored if (s := _suggestion(c, set(used), used)) is not None}
+    hands = [c for c in ignored if HEADER_SYNONYMS.get(normalise_header(c)) not in used
+             and _holds_hands(sample[c])]
+    unmatched = [f for f in CARD_FIELDS if f not in used]
+    warnings = []
+    if hands and unmatched:
+        guesses = _sides(hands, unmatched)
+        stored = ("outcome-only (no cards, no pair information)" if len(unmatched) == 2
+                  else f"with no {unmatched[0]}: rows with cards for one side are quarantined")
+        warnings.append(f"column(s) {', '.join(repr(c) for c in hands)} hold hands of cards "
+                        f"but no {' or '.join(unmatched)} column was recognised, so the "
+                        f"coups are stored {stored}; name them with "
+                        f"{' '.join(_map_option(f, c) for f, c in guesses)} (and --replace "
+                        "if the file was ingested already)")
+        for target, column in guesses:  # a hand's likely side beats a header's likeness
+            hints[column] = f"did you mean {target}? use {_map_option(target, column)}"
+    return Columns(used, ignored, tuple(hints.values()), tuple(warnings))
+
+
+def _suggestion(column: str, matched: set[str], used: dict[str, str] | None = None
+                ) -> str | None:
+    """A hint for a column no field was taken from: a second spelling of a field already
+    read, or the field its header is closest to (``difflib``, over every known spelling)."""
+    name = normalise_header(column)
+    known = HEADER_SYNONYMS.get(name)
+    if known is not None and known in matched:
+        source = f" from {used[known]!r}" if used and known in used else ""
+        return (f"{column!r} also names {known}, which is read{source}; use "
+                f"{_map_option(known, column)} to read it instead")
+    close = difflib.get_close_matches(name, list(HEADER_SYNONYMS), n=1, cutoff=0.75)
+    if not close or HEADER_SYNONYMS[close[0]] in matched:
+        return None
+    target = HEADER_SYNONYMS[close[0]]
+    return f"did you mean {target}? use {_map_option(target, column)}"
+
+
+#: Words of a header that name a side (compared after :func:`normalise_header`).
+_SIDE_WORDS = {
+    "player_cards": ("p", "player", "punto", "闲", "閒", "игрок", "игрока", "παικτης",
+                     "παικτη"),
+    "banker_cards": ("b", "banker", "banco", "bank", "dealer", "庄", "莊", "банкир", "банкира",
+                     "банк", "банка", "μπανκα", "μπανκας", "τραπεζιτης", "τραπεζιτη"),
+}
+
+
+def _sides(hands: list[str], unmatched: list[str]) -> list[tuple[str, str]]:
+    """(card field, column) guesses for columns that hold hands: by a word of the header
+    naming the side (``Cards P``, ``庄家``), the rest in file order (Player first, as exports
+    write them)."""
+    def side(column: str) -> str | None:
+        words = {normalise_header(w) for w in re.split(r"[\W\d_]+|(?<=[a-z])(?=[A-Z])",
+                                                      column) if w}
+        words |= {ch for ch in column if ch in "闲閒庄莊"}
+        found = [f for f, names in _SIDE_WORDS.items() if words & set(names)]
+        return found[0] if len(found) == 1 else None
+
+    guesses: dict[str, str] = {}
+    for column in hands:
+        target = side(column)
+        if target in unmatched and target not in guesses:
+            guesses[target] = column
+    rest = [c for c in hands if c not in guesses.values()]
+    for target in unmatched:
+        if target not in guesses and rest:
+            guesses[target] = rest.pop(0)
+    return [(t, guesses[t]) for t in unmatched if t in guesses]
+
+
+def _map_option(target: str, column: str) -> str:
+    """The ``--map`` option naming ``column``, quoted for a shell where it needs it."""
+    return f"--map {shlex.quote(f'{target}={column}')}"
+
+
+def _holds_hands(values: pl.Series) -> bool:
+    """Whether most sampled values of a column read as one side's hand: two or three cards
+    (``9h Kd``, ``10H,Qc``, ``K♠ 2♥``) or card values (``9,4,6``). Values alone count only
+    when some hand has a third card, which a pair of totals (``9 8``) never has."""
+    texts = [v for v in values.drop_nulls().str.strip_chars().to_list() if v]
+    hands = [h for h in map(_hand_shape, texts) if h is not None]
+    if not hands or len(hands) < max(0.8 * len(texts), min(3, len(texts))):
+        return False
+    return any(suited for suited, _ in hands) or any(n == 3 for _, n in hands)
+
+
+def _hand_shape(text: str) -> tuple[bool, int] | None:
+    """(every token a suited card, how many) for two or three card tokens, else None."""
+    tokens = [t for t in _HAND_SEPARATORS.split(text) if t]
+    if len(tokens) not in (2, 3):
+        return None
+    suited = True
+    for token in tokens:
+        if _RANK_ONLY.match(token):
+            suited = False
+            continue
+        try:
+            parse_card(token)
+        except CardError:
+            return None
+    return suited, len(tokens)
+
+
+def _read_text_csv(path: Path, rows: int | None = None) -> pl.DataFrame:
+    """Every field as text, as written (ragged lines truncated, bad UTF-8 replaced); the
+    first ``rows`` data rows only, if given."""
     try:
         return pl.read_csv(path, separator=separator(path), infer_schema=False, quote_char='"',
-                           encoding="utf8-lossy", truncate_ragged_lines=True)
+                           encoding="utf8-lossy", truncate_ragged_lines=True, n_rows=rows)
     except pl.exceptions.PolarsError as exc:
         raise InputError(f"{path}: cannot be read as CSV: {exc}") from None
 

@@ -8,10 +8,16 @@ nothing of the killed run was committed, ingests the same input again — every 
 row once.
 
 Idempotent twice over: a file whose digest a committed run already ingested is skipped, and
-a coup already stored with the same content is not added again; a stored coup with different
-content is a *conflict*, quarantined and reported, never overwritten; so is a coup of a
-shoe the journal holds as a live shoe (open or sealed): an import never adds a second copy
-of a live shoe.
+a coup already stored with the same content (by an earlier run or an earlier file of this
+one) is not added again; a stored coup with different content is a *conflict*, quarantined
+and reported, never overwritten; so is a coup of a shoe the journal holds as a live shoe
+(open or sealed): an import never adds a second copy of a live shoe.
+
+``replace=True`` (``roads ingest --replace``) imports a file again even if it was ingested,
+and turns each conflict into an amendment: a ``coup_amended`` event journaled in the run's
+commit transaction (before its ``import_committed`` event), so readers apply it like any
+correction and the old row stays in its file as the original. Voided coups stay void;
+stored coups the file does not hold are left alone; live shoes are never touched.
 """
 
 from __future__ import annotations
@@ -32,11 +38,11 @@ from roads.errors import InputError
 from roads.faults import point
 from roads.files import publish, publish_text, sha256
 from roads.ingest.fastcsv import parse_csv, read_bytes
-from roads.ingest.readers import ReadOptions, detect_format, raw_rows, read
+from roads.ingest.readers import ReadOptions, columns_of, detect_format, raw_rows, read
 from roads.ingest.validate import QUARANTINE_SCHEMA, Parsed, check, parse_staged
 from roads.rules import RuleSet
-from roads.schema import CONTENT, COUP_KEY, SHOE_KEY, SHOES, conform, same_content
-from roads.store import Store, Written
+from roads.schema import CONTENT, COUP_KEY, COUPS, SHOE_KEY, SHOES, conform, same_content
+from roads.store import MARK, Preceding, Store, Written, apply_corrections
 
 CONFLICT = "conflicts with the stored coup (different content)"
 LIVE_SHOE = "the shoe is a live shoe of the journal (open or sealed); an import never adds to it"
@@ -74,13 +80,28 @@ def _sweep(store: Store) -> list[str]:
     return gone
 
 
-def _split_conflicts(store: Store, coups: pl.DataFrame, live: set[tuple[str, str]]
-                     ) -> tuple[pl.DataFrame, int, pl.DataFrame, pl.DataFrame]:
-    """(new coups, how many were already stored identically, coups that conflict with a
-    stored coup, coups of live shoes)."""
+@dataclass(frozen=True)
+class Sorted:
+    """One file's coups against what the store (and this run's earlier files) holds."""
+
+    new: pl.DataFrame        # not stored yet: this run stores them
+    already: int             # stored with the same content
+    conflicts: pl.DataFrame  # stored with different content: quarantined
+    amended: pl.DataFrame    # the same, with --replace: journaled as amendments instead
+    kept_void: int           # with --replace: stored coups a correction voided (left void)
+    on_live: pl.DataFrame    # coups of live shoes: quarantined
+
+
+def _sort(store: Store, coups: pl.DataFrame, live: set[tuple[str, str]],
+          earlier: pl.DataFrame, replace: bool) -> Sorted:
+    """Split a file's canonical coups by what is stored under their keys. ``earlier``: the
+    content this run gives coups so far (``COUP_KEY`` + ``CONTENT``), which wins over the
+    store's. With ``replace``, stored coups are compared as they read now (corrections
+    applied), since that is what an amendment changes."""
     empty = coups.clear()
     if coups.is_empty():
-        return coups, 0, empty, empty
+        return Sorted(coups, 0, empty, empty, 0, empty)
+    on = list(COUP_KEY)
     keys = coups.select(*SHOE_KEY).unique()
     on_live = keys.filter(pl.struct(*SHOE_KEY).is_in(
         pl.DataFrame(list(live), schema=dict.fromkeys(SHOE_KEY, pl.String), orient="row")
@@ -88,27 +109,54 @@ def _split_conflicts(store: Store, coups: pl.DataFrame, live: set[tuple[str, str
     live_rows = coups.join(on_live, on=list(SHOE_KEY), how="semi") if on_live.height else empty
     if on_live.height:
         coups = coups.join(on_live, on=list(SHOE_KEY), how="anti")
-    stored = store.read.stored_coups(keys.join(on_live, on=list(SHOE_KEY), how="anti"))
-    if stored.is_empty():
-        return coups, 0, empty, live_rows
-    stored = stored.select(*COUP_KEY, *CONTENT)
-    both = coups.join(stored, on=list(COUP_KEY), how="inner", suffix="_stored")
+        keys = keys.join(on_live, on=list(SHOE_KEY), how="anti")
+    stored = store.read.stored_coups(keys)
+    if replace and not stored.is_empty():
+        wanted = set(keys.iter_rows())
+        fixes = [e for e in store.journal.of_kinds(("coup_voided", "coup_amended"))
+                 if (e.table_id, e.shoe_id) in wanted]
+        stored = apply_corrections(stored, fixes, marked=True)
+    else:
+        stored = stored.with_columns(pl.lit(None, dtype=pl.String).alias(MARK))
+    mine = earlier.join(keys, on=list(SHOE_KEY), how="semi").with_columns(
+        pl.lit(None, dtype=pl.String).alias(MARK))
+    current = pl.concat([stored.select(*COUP_KEY, *CONTENT, MARK).join(mine, on=on,
+                                                                       how="anti"), mine])
+    if current.is_empty():
+        return Sorted(coups, 0, empty, empty, 0, live_rows)
+    both = coups.join(current, on=on, how="inner", suffix="_stored")
+    void = both.filter(pl.col(MARK).eq_missing("voided"))
+    standing = both.filter(~pl.col(MARK).eq_missing("voided"))
     same = same_content()
-    conflicts = both.filter(~same).select(*COUP_KEY)
-    return (coups.join(stored.select(*COUP_KEY), on=list(COUP_KEY), how="anti"),
-            both.filter(same).height,
-            coups.join(conflicts, on=list(COUP_KEY), how="semi"), live_rows)
+    differing = coups.join(standing.filter(~same).select(*COUP_KEY), on=on, how="semi")
+    return Sorted(coups.join(current.select(*COUP_KEY), on=on, how="anti"),
+                  standing.filter(same).height, empty if replace else differing,
+                  differing if replace else empty, void.height, live_rows)
+
+
+def _amendments(coups: pl.DataFrame, reason: str, actor: str, run_id: str
+                ) -> list[Preceding]:
+    """A ``coup_amended`` event per coup whose stored content a re-import replaces: an
+    administrative correction by the importer (no dealer's request), marked ``replace``."""
+    return [("coup_amended", row["table_id"], row["shoe_id"],
+             {"coup": row["coup"], "reason": reason, "approver": actor, "replace": True,
+              "run": run_id, "new": {c: row[c] for c in CONTENT}})
+            for row in coups.select(*COUP_KEY, *CONTENT).to_dicts()]
 
 
 def _shoe_rows(store: Store, coups: pl.DataFrame, rules: RuleSet,
-               totals: pl.DataFrame | None = None) -> pl.DataFrame:
+               totals: pl.DataFrame | None = None,
+               this_run: pl.DataFrame | None = None) -> pl.DataFrame:
     """A ``shoes`` row for every imported shoe the store does not know yet.
 
     ``totals``: the shoes' totals if the caller has them for exactly these coups (the
-    validation pass counts them, :attr:`Validated.shoes`); else they are grouped here."""
+    validation pass counts them, :attr:`Validated.shoes`); else they are grouped here.
+    ``this_run``: the shoes (``SHOE_KEY``) earlier files of the run hold a row for."""
     if totals is None:
         totals = shoe_totals(coups)
     known = store.read.stored_shoe_keys()
+    if this_run is not None and this_run.height:
+        known = pl.concat([known, this_run.select(*SHOE_KEY)])
     shoes = totals.join(known, on=list(SHOE_KEY), how="anti").with_columns(
         pl.lit(rules.name).alias("rules"), pl.lit(rules.decks).cast(pl.Int8).alias("decks"),
         pl.lit("import").alias("source"))
@@ -156,8 +204,11 @@ def _rejected_rows(path: Path, rows: pl.DataFrame, reason: str) -> pl.DataFrame:
 
 def ingest(paths: list[Path], store: Store, options: ReadOptions, rules: RuleSet,
            progress: Callable[[Path], None] | None = None,
-           actor: str = "cli") -> IngestResult:
-    """Ingest files into the store; returns the report (also written as JSON)."""
+           actor: str = "cli", replace: bool = False) -> IngestResult:
+    """Ingest files into the store; returns the report (also written as JSON).
+
+    ``replace``: import files again even if ingested, amending stored coups whose content
+    differs (see the module doc)."""
     run_id = datetime.now(UTC).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
     missing = [p for p in paths if not p.is_file()]
     if missing:
@@ -166,9 +217,12 @@ def ingest(paths: list[Path], store: Store, options: ReadOptions, rules: RuleSet
     quarantine: list[pl.DataFrame] = []
     flags: list[pl.DataFrame] = []
     written: list[Written] = []
+    amendments: list[Preceding] = []
+    earlier = pl.DataFrame(schema={c: COUPS[c] for c in (*COUP_KEY, *CONTENT)})
     with store.bulk_lock():
         swept = _sweep(store)
         seen = ingested(store)
+        this_run: set[str] = set()
         live = store.read.journal_shoes()
         for number, path in enumerate(paths):
             with ThreadPoolExecutor(max_workers=1) as hasher:
@@ -178,16 +232,22 @@ def ingest(paths: list[Path], store: Store, options: ReadOptions, rules: RuleSet
                 digest = pending.result()
             point("ingest:parsed")
             entry: dict[str, Any] = {"file": str(path), "sha256": digest}
-            if digest in seen:
-                files.append({**entry, "skipped": f"already ingested (run {seen[digest]})",
-                              "rows_read": 0, "accepted": 0, "quarantined": 0})
+            skip = ("listed twice in this run" if digest in this_run else
+                    f"already ingested (run {seen[digest]}; --replace imports it again)"
+                    if digest in seen and not replace else None)
+            if skip is not None:
+                files.append({**entry, "skipped": skip, "rows_read": 0, "accepted": 0,
+                              "quarantined": 0})
                 if progress:
                     progress(path)
                 continue
-            new, already, conflicts, on_live = _split_conflicts(store, checked.coups, live)
+            columns = columns_of(path, fmt, options)
+            split = _sort(store, checked.coups, live, earlier, replace)
+            new = split.new
             if not new.is_empty():
                 whole = new is checked.coups  # no coup set aside: the check's totals hold
-                shoes = _shoe_rows(store, new, rules, checked.shoes if whole else None)
+                shoes = _shoe_rows(store, new, rules, checked.shoes if whole else None,
+                                   earlier.select(*SHOE_KEY).unique())
                 meta = {"input_file": path.name, "input_sha256": digest, "ingest_run": run_id,
                         "rules": rules.name}
                 parts = store.parts_by_day(new.with_columns(pl.lit(actor).alias("entered_by")),
@@ -195,8 +255,14 @@ def ingest(paths: list[Path], store: Store, options: ReadOptions, rules: RuleSet
                                            checked.starts if whole else None)
                 written += store.write_parts(parts, "import")
                 point("ingest:parts-written")
-            rejected = pl.concat([checked.quarantine, _rejected_rows(path, conflicts, CONFLICT),
-                                  _rejected_rows(path, on_live, LIVE_SHOE)])
+            amendments += _amendments(split.amended, f"re-import of {path.name} with "
+                                      f"--replace (run {run_id})", actor, run_id)
+            kept = pl.concat([new, split.amended]).select(*COUP_KEY, *CONTENT)
+            earlier = kept if earlier.is_empty() else pl.concat(  # (no join for one file)
+                [earlier.join(kept, on=list(COUP_KEY), how="anti"), kept])
+            rejected = pl.concat([checked.quarantine,
+                                  _rejected_rows(path, split.conflicts, CONFLICT),
+                                  _rejected_rows(path, split.on_live, LIVE_SHOE)])
             if fmt == "csv" and rejected["row"].drop_nulls().len():
                 # CSV rows are kept verbatim under their own column names.
                 verbatim = raw_rows(path, rejected["row"].drop_nulls().to_list())
@@ -205,39 +271,43 @@ def ingest(paths: list[Path], store: Store, options: ReadOptions, rules: RuleSet
                     .fill_null(pl.col("raw")).alias("raw"))
             quarantine.append(rejected)
             row_flags = checked.flags
-            if new.height != checked.coups.height:  # keep only the flags of stored coups
+            if kept.height != checked.coups.height:  # only the flags of coups it keeps
                 row_flags = row_flags.join(
-                    checked.coups.join(new, on=list(COUP_KEY), how="anti").select(*COUP_KEY),
+                    checked.coups.join(kept, on=list(COUP_KEY), how="anti").select(*COUP_KEY),
                     on=list(COUP_KEY), how="anti", nulls_equal=False)
             flags.append(row_flags)
             files.append({
-                **entry, "format": fmt, "parser": parser, "rows_read": parsed.rows.height,
-                "accepted": new.height, "already_stored": already,
+                **entry, "format": fmt, "parser": parser, **columns.report(),
+                "rows_read": parsed.rows.height, "accepted": new.height,
+                "already_stored": split.already, "replaced": split.amended.height,
+                **({"kept_void": split.kept_void, "replace": True} if replace else {}),
                 "duplicate_rows": checked.duplicates,
                 "flagged": checked.flags.select(*COUP_KEY).unique().height,
                 "flags_by_rule": _counts(checked.flags, "rule"),
                 "quarantined": rejected.height,
                 "quarantined_by_reason": _counts(rejected, "reason"),
-                "conflicts": conflicts.height + on_live.height,
+                "conflicts": split.conflicts.height + split.on_live.height,
             })
             seen[digest] = run_id
+            this_run.add(digest)
             if progress:
                 progress(path)
         attachments = _attachments(store, run_id, quarantine, flags)
         totals = {k: sum(int(f.get(k, 0)) for f in files)
-                  for k in ("rows_read", "accepted", "quarantined", "flagged")}
-        report = {"run": run_id, "store": str(store.root), "rules": rules.name, "files": files,
-                  "totals": totals, "swept": swept}
+                  for k in ("rows_read", "accepted", "replaced", "quarantined", "flagged")}
+        report = {"run": run_id, "store": str(store.root), "rules": rules.name,
+                  "replace": replace, "files": files, "totals": totals, "swept": swept}
         report_path = store.root / "ingest" / f"{run_id}.json"
         publish_text(report_path, json.dumps(report, indent=2, ensure_ascii=False))
         point("ingest:before-commit")
         store.commit("import_committed", written, {
             "run": run_id, "rules": rules.name, "totals": totals,
-            "inputs": [{k: f[k] for k in ("file", "sha256", "skipped") if k in f}
+            "inputs": [{k: f[k] for k in ("file", "sha256", "skipped", "replace") if k in f}
                        for f in files],
             "attachments": {**attachments,
                             "report": {"path": f"ingest/{run_id}.json",
-                                       "sha256": sha256(report_path)}}}, actor)
+                                       "sha256": sha256(report_path)}}}, actor,
+            before=amendments)
     return IngestResult(report, report_path)
 
 

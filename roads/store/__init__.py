@@ -21,7 +21,15 @@ if TYPE_CHECKING:  # the names as the type checker sees them
         statistics_columns,
         to_statistics,
     )
-    from roads.store.store import NoStore, Part, Store, StoreError, Written, write_part
+    from roads.store.store import (
+        NoStore,
+        Part,
+        Preceding,
+        Store,
+        StoreError,
+        Written,
+        write_part,
+    )
 
 _WHERE = {
     "MARK": "roads.store.corrections",
@@ -41,6 +49,7 @@ _WHERE = {
     "to_statistics": "roads.store.read",
     "NoStore": "roads.store.store",
     "Part": "roads.store.store",
+    "Preceding": "roads.store.store",
     "Store": "roads.store.store",
     "StoreError": "roads.store.store",
     "Written": "roads.store.store",
@@ -55,6 +64,7 @@ __all__ = [
     "JournalError",
     "NoStore",
     "Part",
+    "Preceding",
     "Selection",
     "Store",
     "StoreError",

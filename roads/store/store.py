@@ -101,6 +101,10 @@ class Written:
                    tuple(tuple(r) for r in data.get("index", ())))
 
 
+#: An event to journal ahead of a commit's own: kind, table, shoe, payload.
+Preceding = tuple[str, str, str | None, dict[str, Any]]
+
+
 def write_part(root: Path, part: Part, source: str) -> Written:
     """Write one part file under ``root`` (whole or absent); nothing is journaled. Engines
     that write where they run (Spark executors) call this and hand the result back."""
@@ -193,15 +197,22 @@ class Store:
     def commit(self, kind: str, written: Sequence[Written], payload: dict[str, Any],
                actor: str | None, table_id: str = SYSTEM, shoe_id: str | None = None,
                removed: Sequence[str] = (), kept_since: str | None = None,
-               sign: bool = True) -> Event:
+               sign: bool = True, before: Sequence[Preceding] = ()) -> Event:
         """Journal written files (and removed ones) in one event; the catalogue changes in
-        the same transaction, so readers see all of it or none of it."""
+        the same transaction, so readers see all of it or none of it.
+
+        ``before``: events journaled first in that transaction, by the same actor, so they
+        become visible with the files and never without them (an import's amendments)."""
         entries = [w.entry if kept_since is None else
                    FileEntry(**{**w.entry.to_json(), "kept_since": kept_since})
                    for w in written]
         body = {**payload, "files": [e.to_json() for e in entries],
                 **({"removed": list(removed)} if removed else {})}
         with self.journal.transaction() as tx:
+            for kind_before, table_before, shoe_before, payload_before in before:
+                tx.append(kind_before, table_before, shoe_before, payload_before, actor)
+            if before:
+                faults.point("store:committing")  # inside the transaction: rolled back
             event = tx.append(kind, table_id, shoe_id, body, actor)
             catalog.record(tx.db, event.seq, event.at, entries,
                            {w.entry.path: w.shoes for w in written}, removed,
