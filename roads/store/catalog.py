@@ -33,6 +33,7 @@ CREATE TABLE IF NOT EXISTS shoe_index (
     table_id TEXT NOT NULL, shoe_id TEXT NOT NULL, path TEXT NOT NULL, rules TEXT,
     decks INTEGER, coups INTEGER, started_at TEXT, ended_at TEXT, source TEXT,
     PRIMARY KEY (table_id, shoe_id, path)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS shoe_index_newest ON shoe_index(started_at DESC, table_id, shoe_id);
 """
 #: The shoe rows the index keeps of every stored shoes file (what the history pages list).
 INDEX_COLUMNS = ("table_id", "shoe_id", "rules", "decks", "coups", "started_at", "ended_at",

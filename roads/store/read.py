@@ -379,12 +379,12 @@ class Reader:
             if table_id is not None:
                 where.append("table_id = ?")
                 args.append(table_id)
-            if start is not None:
-                where.append("substr(started_at, 1, 10) >= ?")
+            if start is not None:  # ISO text compares as time: a range on the index
+                where.append("started_at >= ?")
                 args.append(start.isoformat())
             if end is not None:
-                where.append("substr(started_at, 1, 10) <= ?")
-                args.append(end.isoformat())
+                where.append("started_at < ?")
+                args.append((end + timedelta(days=1)).isoformat())
             clause = " AND ".join(where)
             stored_total = 0 if still_open else int(db.execute(
                 f"SELECT count(*) FROM (SELECT 1 FROM shoe_index WHERE {clause} "
@@ -409,11 +409,14 @@ class Reader:
             skip = max(0, offset - journaled_rows.height)
             stored_rows: list[tuple[Any, ...]] = []
             if want > 0 and not still_open:
+                # newest first straight off the index; a shoe listed by two files (which
+                # `store verify` reports) shows once, by its first file
                 stored_rows = db.execute(
-                    f"SELECT table_id, shoe_id, min(rules), min(decks), sum(coups), "
-                    f"min(started_at), max(ended_at), min(source) FROM shoe_index WHERE "
-                    f"{clause} GROUP BY table_id, shoe_id ORDER BY min(started_at) DESC, "
-                    "table_id, shoe_id LIMIT ? OFFSET ?", [*args, want, skip]).fetchall()
+                    "SELECT table_id, shoe_id, rules, decks, coups, started_at, ended_at, "
+                    f"source FROM shoe_index s WHERE {clause} AND path = (SELECT min(path) "
+                    "FROM shoe_index x WHERE x.table_id = s.table_id AND x.shoe_id = "
+                    "s.shoe_id) ORDER BY started_at DESC, table_id, shoe_id LIMIT ? OFFSET ?",
+                    [*args, want, skip]).fetchall()
         finally:
             db.execute("COMMIT")
         stored = _index_frame(stored_rows)

@@ -89,7 +89,8 @@ coup = st.fixed_dictionaries({
 @settings(max_examples=150, deadline=None)
 @given(st.lists(coup, min_size=1, max_size=40))
 def test_the_digest_is_what_its_definition_says(draws: list[dict[str, Any]]) -> None:
-    rows, numbers = [], {}
+    rows: list[dict[str, Any]] = []
+    numbers: dict[tuple[str, str], int] = {}
     for d in draws:
         key = (d["table_id"], d["shoe_id"])
         numbers[key] = numbers.get(key, 0) + 1
