@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from datetime import date
 from typing import Any
+
+import polars as pl
 
 from roads.store.journal import Event
 
@@ -36,8 +38,12 @@ CREATE TABLE IF NOT EXISTS shoe_index (
 CREATE INDEX IF NOT EXISTS shoe_index_newest ON shoe_index(started_at DESC, table_id, shoe_id);
 """
 #: The shoe rows the index keeps of every stored shoes file (what the history pages list).
-INDEX_COLUMNS = ("table_id", "shoe_id", "rules", "decks", "coups", "started_at", "ended_at",
-                 "source")
+INDEX_SCHEMA: dict[str, pl.DataType] = {
+    "table_id": pl.String(), "shoe_id": pl.String(), "rules": pl.String(),
+    "decks": pl.Int64(), "coups": pl.Int64(), "started_at": pl.String(),
+    "ended_at": pl.String(), "source": pl.String()}
+INDEX_COLUMNS = tuple(INDEX_SCHEMA)
+KEYS: dict[str, pl.DataType] = {"table_id": pl.String(), "shoe_id": pl.String()}
 UNDATED = "undated"
 
 
@@ -87,13 +93,26 @@ def _forget(db: sqlite3.Connection, paths: Sequence[str]) -> None:
                        (_paths(paths),))
 
 
+def _rows(frames: dict[str, pl.DataFrame], path_at: int) -> Iterator[tuple[Any, ...]]:
+    """The rows of every added file's frame with its path inserted at ``path_at``, in key
+    order (appends to the B-trees rather than inserts all over them), streamed."""
+    tagged = [f.with_columns(pl.lit(p).alias("path")) for p, f in frames.items()
+              if not f.is_empty()]
+    if not tagged:
+        return iter(())
+    whole = pl.concat(tagged).unique(subset=["table_id", "shoe_id", "path"], keep="first")
+    columns = [c for c in whole.columns if c != "path"]
+    columns.insert(path_at, "path")
+    return whole.sort("table_id", "shoe_id", "path").select(columns).iter_rows()
+
+
 def record(db: sqlite3.Connection, seq: int, at: str, added: Sequence[FileEntry],
-           shoes: dict[str, Iterable[tuple[str, str]]], removed: Sequence[str] = (),
-           index: dict[str, Sequence[tuple[object, ...]]] | None = None) -> None:
+           shoes: dict[str, pl.DataFrame], removed: Sequence[str] = (),
+           index: dict[str, pl.DataFrame] | None = None) -> None:
     """Apply one file event to the derived tables (inside the event's transaction).
 
-    ``index``: the shoe rows (:data:`INDEX_COLUMNS`) of each added shoes file. Rows go in
-    key order (appends to the B-trees rather than inserts all over them)."""
+    ``shoes``: the (table_id, shoe_id) of each added coups file; ``index``: the shoe rows
+    (:data:`INDEX_SCHEMA`) of each added shoes file."""
     replaced = [r[0] for r in db.execute(
         "SELECT path FROM catalog WHERE path IN (SELECT value FROM json_each(?))",
         (_paths(f.path for f in added),))]
@@ -102,12 +121,11 @@ def record(db: sqlite3.Connection, seq: int, at: str, added: Sequence[FileEntry]
     db.executemany("INSERT OR REPLACE INTO catalog VALUES (?,?,?,?,?,?,?,?,?,?)",
                    [(f.path, f.table, f.sha256, f.bytes, f.rows, f.content, f.day, f.source,
                      seq, f.kept_since or at) for f in added])
-    db.executemany("INSERT OR IGNORE INTO catalog_shoes VALUES (?,?,?)", sorted(
-        {(t, s, f.path) for f in added for t, s in shoes.get(f.path, ())}))
-    rows: list[tuple[Any, ...]] = [(r[0], r[1], f.path, *r[2:]) for f in added
-                                   for r in (index or {}).get(f.path, ())]
-    rows.sort(key=lambda r: (r[0], r[1], r[2]))
-    db.executemany("INSERT OR IGNORE INTO shoe_index VALUES (?,?,?,?,?,?,?,?,?)", rows)
+    paths = {f.path for f in added}
+    db.executemany("INSERT OR IGNORE INTO catalog_shoes VALUES (?,?,?)", _rows(
+        {p: f.select("table_id", "shoe_id") for p, f in shoes.items() if p in paths}, 2))
+    db.executemany("INSERT OR IGNORE INTO shoe_index VALUES (?,?,?,?,?,?,?,?,?)", _rows(
+        {p: f.select(*INDEX_COLUMNS) for p, f in (index or {}).items() if p in paths}, 2))
 
 
 _COLUMNS = "path, tbl, sha256, bytes, rows, content, day, source, kept_since"

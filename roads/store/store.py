@@ -23,6 +23,7 @@ by the read port.
 from __future__ import annotations
 
 import fcntl
+import functools
 import hashlib
 import io
 import json
@@ -44,7 +45,7 @@ from roads.errors import InputError
 from roads.files import fsync_dir, publish_text, temporary_name
 from roads.schema import SCHEMA_VERSION, SHOE_KEY, conform, provenance, shoe_runs
 from roads.store import catalog, checkpoint
-from roads.store.catalog import UNDATED, FileEntry
+from roads.store.catalog import INDEX_SCHEMA, KEYS, UNDATED, FileEntry
 from roads.store.digest import combine, shoe_digests, shoes_digest
 from roads.store.journal import SYSTEM, Event, Journal
 from roads.store.journaled import shoe_frames
@@ -84,21 +85,27 @@ class Part:
 
 @dataclass(frozen=True, slots=True)
 class Written:
-    """A part file on disk, not yet journaled (invisible to readers until committed)."""
+    """A part file on disk, not yet journaled (invisible to readers until committed).
+
+    ``shoes``: the (table_id, shoe_id) a coups file holds; ``index``: a shoes file's rows as
+    the shoe index keeps them. Frames, not Python tuples: an engine run holds these for every
+    shoe until its one commit, and a frame costs a tenth of the memory."""
 
     entry: FileEntry
-    shoes: tuple[tuple[str, str], ...]
-    index: tuple[tuple[Any, ...], ...] = ()  # a shoes file's rows for the shoe index
+    shoes: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=KEYS))
+    index: pl.DataFrame | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"entry": self.entry.to_json(), "shoes": [list(k) for k in self.shoes],
-                "index": [list(r) for r in self.index]}
+        return {"entry": self.entry.to_json(), "shoes": self.shoes.rows(),
+                "index": [] if self.index is None else self.index.rows()}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Written:
+        index = data.get("index") or None
         return cls(FileEntry.from_json(data["entry"]),
-                   tuple((str(t), str(s)) for t, s in data["shoes"]),
-                   tuple(tuple(r) for r in data.get("index", ())))
+                   pl.DataFrame(data["shoes"], schema=KEYS, orient="row"),
+                   None if index is None else pl.DataFrame(index, schema=INDEX_SCHEMA,
+                                                           orient="row"))
 
 
 #: An event to journal ahead of a commit's own: kind, table, shoe, payload.
@@ -110,28 +117,42 @@ def write_part(root: Path, part: Part, source: str) -> Written:
     that write where they run (Spark executors) call this and hand the result back."""
     meta = provenance(table=part.table, source=source, **part.metadata)
     frame = conform(part.frame, part.table)
-    shoes: tuple[tuple[str, str], ...] = ()
+    shoes, index = pl.DataFrame(schema=KEYS), None
     if part.table == "coups":
         per_shoe = shoe_digests(frame)
         digest = combine(per_shoe)
-        shoes = tuple(zip(per_shoe["table_id"].to_list(), per_shoe["shoe_id"].to_list(),
-                          strict=True))
+        shoes = _compact(per_shoe.select(*SHOE_KEY))
     else:
         digest = shoes_digest(frame)
+        index = _compact(shoe_index_frame(frame))
     sha, size = _write(root / part.path, frame, meta)
     faults.point("store:part-written")
     return Written(FileEntry(part.path, part.table, sha, size, frame.height, digest, part.day,
-                             source), shoes, shoe_index_rows(frame) if part.table == "shoes"
-                   else ())
+                             source), shoes, index)
 
 
-def shoe_index_rows(shoes: pl.DataFrame) -> tuple[tuple[Any, ...], ...]:
+def _compact(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` in buffers of its own: a selection of polars strings keeps viewing the
+    buffers of the whole frame it came from (a run holding every part's shoe keys until
+    its commit would hold every part's coups)."""
+    return pl.from_arrow(frame.to_arrow())  # type: ignore[return-value]
+
+
+@functools.cache
+def _writers() -> ThreadPoolExecutor:
+    """The process's part writers, kept: a pool per call started fresh threads for every
+    batch, and each new thread's allocator arena held on to memory (an engine run grew by
+    ~35 MB a batch). Two: polars and pyarrow encode in parallel already."""
+    return ThreadPoolExecutor(max_workers=2, thread_name_prefix="part-writer")
+
+
+def shoe_index_frame(shoes: pl.DataFrame) -> pl.DataFrame:
     """A shoes file's rows as the shoe index keeps them (times as ISO text, UTC)."""
     iso = "%Y-%m-%dT%H:%M:%S%.6f+00:00"
-    return tuple(shoes.select(
+    return shoes.select(
         "table_id", "shoe_id", "rules", pl.col("decks").cast(pl.Int64),
         pl.col("coups").cast(pl.Int64), pl.col("started_at").dt.to_string(iso),
-        pl.col("ended_at").dt.to_string(iso), pl.col("source").cast(pl.String)).iter_rows())
+        pl.col("ended_at").dt.to_string(iso), pl.col("source").cast(pl.String))
 
 
 class Store:
@@ -191,8 +212,7 @@ class Store:
 
         if len(parts) == 1:
             return [one(parts[0])]
-        with ThreadPoolExecutor(max_workers=8) as pool:
-            return list(pool.map(one, parts))
+        return list(_writers().map(one, parts))
 
     def commit(self, kind: str, written: Sequence[Written], payload: dict[str, Any],
                actor: str | None, table_id: str = SYSTEM, shoe_id: str | None = None,
@@ -216,7 +236,7 @@ class Store:
             event = tx.append(kind, table_id, shoe_id, body, actor)
             catalog.record(tx.db, event.seq, event.at, entries,
                            {w.entry.path: w.shoes for w in written}, removed,
-                           {w.entry.path: w.index for w in written if w.index})
+                           {w.entry.path: w.index for w in written if w.index is not None})
         faults.point("store:committed")
         if sign:
             self.checkpoint()

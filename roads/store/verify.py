@@ -38,7 +38,7 @@ from roads.store.catalog import FileEntry
 from roads.store.digest import combine_leaves, coups_digest, leaf, shoe_digests, table_digest
 from roads.store.journal import FILE_KINDS, Event
 from roads.store.layout import data_files, temporary_files
-from roads.store.store import shoe_index_rows
+from roads.store.store import shoe_index_frame
 
 if TYPE_CHECKING:
     from roads.store.store import Store
@@ -259,16 +259,8 @@ def _held_twice(store: Store, intact: list[FileEntry], report: Report) -> None:
 
 def _index_of(frames: list[pl.DataFrame]) -> pl.DataFrame:
     """The shoe index rows the shoes files give (as the store writes them), with paths."""
-    out = []
-    for frame in frames:
-        rows = shoe_index_rows(frame.drop("path"))
-        out.append(pl.DataFrame(rows, schema={"table_id": pl.String, "shoe_id": pl.String,
-                                              "rules": pl.String, "decks": pl.Int64,
-                                              "coups": pl.Int64, "started_at": pl.String,
-                                              "ended_at": pl.String, "source": pl.String},
-                                orient="row").with_columns(
-            pl.lit(frame["path"][0]).alias("path")))
-    return pl.concat(out)
+    return pl.concat([shoe_index_frame(frame.drop("path")).with_columns(
+        pl.lit(frame["path"][0]).alias("path")) for frame in frames])
 
 
 _PAYLOAD = pl.Struct({"coup": pl.Int64, "outcome": pl.String,
