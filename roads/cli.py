@@ -925,14 +925,14 @@ def run() -> None:
     :func:`roads.files.publish`) and every journal transaction committed. What is left is the
     interpreter dismantling its modules, and Numba's JIT engine alone takes ~0.7 s of that
     (measured: a one-line ``@njit`` function costs 0.6 s at exit). So the exit handlers run
-    as usual (logging, Spark's shutdown, thread pools), remaining worker threads are joined,
+    as usual (logging, Spark's shutdown, kept thread pools), remaining worker threads are joined,
     the output streams are flushed, and the process ends without the teardown.
     """
     code = _invoke()
+    atexit._run_exitfuncs()
     for thread in threading.enumerate():
         if thread is not threading.main_thread() and not thread.daemon:
             thread.join()
-    atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

@@ -297,12 +297,13 @@ def test_users_add_list_and_key(tmp_path: Path) -> None:
 
 def test_console_command_keeps_output_exit_codes_and_files(tmp_path: Path) -> None:
     """The installed ``roads`` command skips the interpreter's teardown (roads.cli.run):
-    its output must still arrive whole, its exit codes mean the same, its files are there."""
+    its output must still arrive whole, its exit codes mean the same, its files are there,
+    and it ends (the kept pool of part writers once held a joining exit forever)."""
     roads = Path(sys.executable).with_name("roads")
     store = tmp_path / "store"
     done = subprocess.run([str(roads), "simulate", "--shoes", "2", "--tables", "1",
                            "--seed", "5", "--out", str(store), "--quiet"],
-                          capture_output=True, text=True, check=False)
+                          capture_output=True, text=True, check=False, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("dealt 2 shoes")
     summary = subprocess.run([str(roads), "summary", "--store", str(store), "--json"],

@@ -22,6 +22,7 @@ by the read port.
 
 from __future__ import annotations
 
+import atexit
 import fcntl
 import functools
 import hashlib
@@ -142,8 +143,16 @@ def _compact(frame: pl.DataFrame) -> pl.DataFrame:
 def _writers() -> ThreadPoolExecutor:
     """The process's part writers, kept: a pool per call started fresh threads for every
     batch, and each new thread's allocator arena held on to memory (an engine run grew by
-    ~35 MB a batch). Two: polars and pyarrow encode in parallel already."""
-    return ThreadPoolExecutor(max_workers=2, thread_name_prefix="part-writer")
+    ~35 MB a batch). Two: polars and pyarrow encode in parallel already.
+
+    Shut down at exit (its idle threads would otherwise keep a joining exit waiting
+    forever), and forgotten in a forked child, where its threads do not exist."""
+    pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="part-writer")
+    atexit.register(pool.shutdown)
+    return pool
+
+
+os.register_at_fork(after_in_child=_writers.cache_clear)
 
 
 def shoe_index_frame(shoes: pl.DataFrame) -> pl.DataFrame:
