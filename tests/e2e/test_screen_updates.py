@@ -61,7 +61,8 @@ def test_the_browser_applies_updates_through_a_coup_and_a_correction(
         browser: Browser, live_server: LiveServer) -> None:
     console = Console()
     shoe = deal_shoe(get_rules("standard-8"), 11)
-    hands = [{"player_cards": list(p), "banker_cards": list(b)} for p, b in shoe.coups]
+    hands: list[dict[str, object]] = [{"player_cards": list(p), "banker_cards": list(b)}
+                                      for p, b in shoe.coups]
     live_server.post("/api/tables/T1/shoes", {"shoe_id": "S1",
                                               "burn_cards": list(shoe.burn_cards)})
     for hand in hands[:30]:
