@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import json
 import os
+import secrets
 import sqlite3
 import tempfile
 import threading
@@ -114,14 +115,17 @@ class ScreenRegistry:
             path = Path(self._own.name) / "screens.sqlite"
         self.path = path
         self.pid = os.getpid()
+        self.hub = secrets.token_hex(8)  # one per hub: two in one process count apart
         self._local = threading.local()
         with self._db() as db:
             db.executescript(
                 "CREATE TABLE IF NOT EXISTS asks (seq INTEGER PRIMARY KEY, table_id TEXT, "
                 "outcome TEXT);"
-                "CREATE TABLE IF NOT EXISTS screens (pid INTEGER, table_id TEXT, "
-                "count INTEGER, PRIMARY KEY (pid, table_id));")
-            db.execute("DELETE FROM screens WHERE pid = ?", (self.pid,))
+                "CREATE TABLE IF NOT EXISTS screens (hub TEXT, pid INTEGER, table_id TEXT, "
+                "count INTEGER, PRIMARY KEY (hub, table_id));")
+            gone = [pid for (pid,) in db.execute("SELECT DISTINCT pid FROM screens")
+                    if not _alive(pid)]
+            db.executemany("DELETE FROM screens WHERE pid = ?", [(pid,) for pid in gone])
         self.seen = self._head()
 
     def _db(self) -> sqlite3.Connection:
@@ -139,8 +143,8 @@ class ScreenRegistry:
     def count(self, table_id: str, screens: int) -> None:
         """This worker now has ``screens`` screens of the table open."""
         with self._db() as db:
-            db.execute("INSERT OR REPLACE INTO screens VALUES (?, ?, ?)",
-                       (self.pid, table_id, screens))
+            db.execute("INSERT OR REPLACE INTO screens VALUES (?, ?, ?, ?)",
+                       (self.hub, self.pid, table_id, screens))
 
     def ask(self, table_id: str, outcome: str) -> int:
         """Ask every worker's screens of the table; how many screens that is."""
@@ -150,8 +154,12 @@ class ScreenRegistry:
                               (table_id,)).fetchall()
         return sum(n for pid, n in rows if _alive(pid))
 
+    def skip_asks(self) -> None:
+        """Forget the asks made so far (a watcher starting shows only the ones after)."""
+        self.seen = self._head()
+
     def new_asks(self) -> list[tuple[str, str]]:
-        """Asks made (by any worker) since the last call."""
+        """Asks made (by any hub) since the last call."""
         rows = self._db().execute("SELECT seq, table_id, outcome FROM asks WHERE seq > ? "
                                   "ORDER BY seq", (self.seen,)).fetchall()
         if rows:
@@ -191,6 +199,7 @@ class Hub:
         return await asyncio.get_running_loop().run_in_executor(self._drawing, fn, *args)
 
     async def _watch(self) -> None:
+        await self._in_drawing(self.registry.skip_asks)
         while True:
             try:
                 channels = list(self.channels.values())
