@@ -22,7 +22,6 @@ from dashboard.context import Context
 from roads.board import Board
 from roads.errors import InputError
 from roads.ingest.sources import CorrectionIn, CoupIn, DecisionIn, ShoeIn, from_api
-from roads.stats.report import report, shoe_odds
 from roads.tables import (
     Actor,
     CoupConflict,
@@ -82,6 +81,8 @@ def board_json(ctx: Context, table_id: str) -> dict[str, Any]:
 def stats_json(ctx: Context, table_id: str) -> dict[str, Any]:
     """The current shoe's statistics, randomness tests, integrity findings and live odds."""
     import polars as pl
+
+    from roads.stats.report import report, shoe_odds  # scipy: loaded on the first ask
 
     state, coups, shoe = ctx.service.open_shoe_frames(table_id)
     result: dict[str, Any] = {"table_id": table_id, "state": state.status,

@@ -48,11 +48,13 @@ BAD_VALUES = (InputError, ValueError, TypeError, KeyError, IndexError,
               sqlite3.ProgrammingError, sqlite3.InterfaceError)
 
 
-def create_app(root: Path, site: SiteConfig | None = None,
-               create: bool = True) -> tuple[Dash, Context]:
+def create_app(root: Path, site: SiteConfig | None = None, create: bool = True,
+               recover: bool = True, registry: Path | None = None) -> tuple[Dash, Context]:
     """The Dash app (``app.server`` is the FastAPI application) and its shared context
-    (``create``: make the store when there is none)."""
-    ctx = Context.open(root, site or SiteConfig(), create)
+    (``create``: make the store when there is none; ``recover``: seal what a crash left
+    unsealed — once per server, not per worker; ``registry``: the screen registry the
+    server's workers share, see :mod:`dashboard.workers`)."""
+    ctx = Context.open(root, site or SiteConfig(), create, recover, registry)
     # update_title=None: a kiosk never shows "Updating..." in its title (typed as str).
     # The title is written into the page as it is: escape the configured name.
     app = Dash(__name__, backend="fastapi", title=escape(ctx.site.casino),
@@ -80,11 +82,11 @@ def create_app(root: Path, site: SiteConfig | None = None,
                           https=ctx.site.https)
     server.router.lifespan_context = _journaling_refusals(server.router.lifespan_context,
                                                           ctx.auth)
-    _warm_up()
+    warm_up()
     return app, ctx
 
 
-def _warm_up() -> None:
+def warm_up() -> None:
     """Load the compiled road kernels before the first screen asks (not on its first coup)."""
     board = Board.from_outcomes("BPPTB")
     board.to_dict()

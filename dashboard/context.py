@@ -22,12 +22,14 @@ class Context:
     site: SiteConfig
 
     @classmethod
-    def open(cls, root: Path, site: SiteConfig, create: bool = False) -> Context:
+    def open(cls, root: Path, site: SiteConfig, create: bool = False, recover: bool = True,
+             registry: Path | None = None) -> Context:
         service = open_service(root, Settings(
             tolerance=timedelta(seconds=site.dealt_at_tolerance_seconds),
             rule_set=site.rule_set), create)
-        service.recover()  # seal what a crash left closed but unsealed
-        return cls(service, Auth(root, service.journal), Hub(service, site), site)
+        if recover:
+            service.recover()  # seal what a crash left closed but unsealed
+        return cls(service, Auth(root, service.journal), Hub(service, site, registry), site)
 
     def table_ids(self) -> list[str]:
         """Configured tables first, then any other table the journal knows."""

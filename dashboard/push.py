@@ -1,12 +1,19 @@
 """Push to table-side screens: one watcher per server process, one WebSocket per screen.
 
-The journal is the only shared state. The watcher polls its head (one indexed query every
-20 ms); when a table's events change — a coup from any entry path, any process, a correction,
-a shoe closing — it rebuilds that table's state once, renders it once per (language, theme)
-in use, and hands the whole fragment to every screen of the table. Each screen has a
-one-slot mailbox holding only the newest state, so a slow screen skips stale states instead
-of queueing them, and never holds up the others. A screen that (re)connects gets the full
-current state first: reconnects and server restarts resynchronise by construction.
+The journal is the only shared state. Each server process (worker) keeps its own read
+model of the tables its screens show (:class:`roads.tables.state.LiveTables`) and polls the
+journal for new events (one indexed query every 20 ms). Each event is applied to the table's
+kept state and board — a coup appends to the board, a correction rebuilds that shoe only —
+and each (table, language, theme) shown is drawn again once per change
+(:class:`dashboard.screen.ScreenContent`): only the cells and parts that changed, sent as a
+compact update; the whole state goes to a screen that (re)connects or missed an update.
+
+A screen's mailbox is its channel's newest version: when the screen can take a message it
+gets the update from what it shows, or the whole newest state, so a slow screen skips stale
+states instead of queueing them, and never holds up the others. Every worker's screens of a
+table get the same states (the same journal, the same drawing); asks ("B?"/"P?", not
+journaled) and the count of screens per table go through a small file every worker of one
+server shares (:class:`ScreenRegistry`).
 """
 
 from __future__ import annotations
@@ -14,105 +21,231 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
+import secrets
+import sqlite3
+import tempfile
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from dashboard.config import SiteConfig
-from dashboard.screen import screen_payload
+from dashboard.screen import ScreenContent, Update
 from roads.tables import TableService
+from roads.tables.state import LiveTables
 
 POLL_SECONDS = 0.02
 PING_SECONDS = 15.0
+_PING = '{"type":"ping"}'
+
+
+def _text(message: dict[str, Any]) -> str:
+    return json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+
+
+class Version:
+    """One state of a channel, serialised once for all its screens (the whole state only
+    when a screen needs it)."""
+
+    __slots__ = ("_full", "delta", "seq", "update")
+
+    def __init__(self, update: Update) -> None:
+        self.update, self.seq = update, update.seq
+        self.delta = None if update.delta is None else _text(update.delta)
+        self._full: str | None = None
+
+    @property
+    def full(self) -> str:
+        if self._full is None:
+            self._full = _text(self.update.full)
+        return self._full
+
+    def after(self, shown: int) -> str | None:
+        """The message for a screen showing ``shown``: nothing, the update from it, or the
+        whole state."""
+        if shown == self.seq:
+            return None
+        if self.delta is not None and self.update.delta is not None \
+                and self.update.delta["base"] == shown:
+            return self.delta
+        return self.full
+
+
+class Channel:
+    """Every screen of one table in one language and theme: drawn once per change."""
+
+    def __init__(self, table_id: str, lang: str, theme: str, site: SiteConfig) -> None:
+        self.table_id = table_id
+        self.content = ScreenContent(site, lang, theme)
+        self.screens: set[Screen] = set()
+        self.version: Version | None = None
+
+    def draw(self, live: LiveTables) -> None:
+        """Draw the table's current state (in the hub's drawing thread)."""
+        table = live.table(self.table_id)
+        if self.version is None or table.state.seq > self.version.seq:
+            self.version = Version(self.content.update(table.state, table.board))
 
 
 @dataclass(eq=False)
 class Screen:
-    """One open screen: its table, language and theme, and a one-slot mailbox."""
+    """One open screen: its channel, the sequence number it shows, a pending ask."""
 
     socket: WebSocket
-    table_id: str
-    lang: str
-    theme: str
-    latest: dict[str, Any] | None = None
-    seq: int = -1
+    channel: Channel
+    shown: int = -1
+    asks: list[str] = field(default_factory=list)
     ready: asyncio.Event = field(default_factory=asyncio.Event)
 
-    def offer(self, message: dict[str, Any]) -> None:
-        """Keep only the newest state; an older one (a late render) is dropped."""
-        if message["type"] == "state":
-            if message["seq"] < self.seq:
-                return
-            self.seq = message["seq"]
-        self.latest = message
-        self.ready.set()
+
+class ScreenRegistry:
+    """What the workers of one server share about screens, in one small SQLite file (not
+    the store: nothing here is a record): the asks to show, and how many screens each
+    worker has open per table. Written without fsync; lost with the server, as it should be.
+    """
+
+    def __init__(self, path: Path | None = None) -> None:
+        if path is None:
+            self._own = tempfile.TemporaryDirectory(prefix="roads-screens-")
+            path = Path(self._own.name) / "screens.sqlite"
+        self.path = path
+        self.pid = os.getpid()
+        self.hub = secrets.token_hex(8)  # one per hub: two in one process count apart
+        self._local = threading.local()
+        with self._db() as db:
+            db.executescript(
+                "CREATE TABLE IF NOT EXISTS asks (seq INTEGER PRIMARY KEY, table_id TEXT, "
+                "outcome TEXT);"
+                "CREATE TABLE IF NOT EXISTS screens (hub TEXT, pid INTEGER, table_id TEXT, "
+                "count INTEGER, PRIMARY KEY (hub, table_id));")
+            gone = [pid for (pid,) in db.execute("SELECT DISTINCT pid FROM screens")
+                    if not _alive(pid)]
+            db.executemany("DELETE FROM screens WHERE pid = ?", [(pid,) for pid in gone])
+        self.seen = self._head()
+
+    def _db(self) -> sqlite3.Connection:
+        db: sqlite3.Connection | None = getattr(self._local, "db", None)
+        if db is None:
+            db = sqlite3.connect(self.path, timeout=10, check_same_thread=False)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=OFF")
+            self._local.db = db
+        return db
+
+    def _head(self) -> int:
+        return int(self._db().execute("SELECT coalesce(max(seq), 0) FROM asks").fetchone()[0])
+
+    def count(self, table_id: str, screens: int) -> None:
+        """This worker now has ``screens`` screens of the table open."""
+        with self._db() as db:
+            db.execute("INSERT OR REPLACE INTO screens VALUES (?, ?, ?, ?)",
+                       (self.hub, self.pid, table_id, screens))
+
+    def ask(self, table_id: str, outcome: str) -> int:
+        """Ask every worker's screens of the table; how many screens that is."""
+        with self._db() as db:
+            db.execute("INSERT INTO asks(table_id, outcome) VALUES (?, ?)", (table_id, outcome))
+            rows = db.execute("SELECT pid, count FROM screens WHERE table_id = ?",
+                              (table_id,)).fetchall()
+        return sum(n for pid, n in rows if _alive(pid))
+
+    def skip_asks(self) -> None:
+        """Forget the asks made so far (a watcher starting shows only the ones after)."""
+        self.seen = self._head()
+
+    def new_asks(self) -> list[tuple[str, str]]:
+        """Asks made (by any hub) since the last call."""
+        rows = self._db().execute("SELECT seq, table_id, outcome FROM asks WHERE seq > ? "
+                                  "ORDER BY seq", (self.seen,)).fetchall()
+        if rows:
+            self.seen = rows[-1][0]
+        return [(t, o) for _, t, o in rows]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 class Hub:
-    """Screens by table, and the watcher that feeds them."""
+    """This worker's screens by channel, and the watcher that feeds them."""
 
-    def __init__(self, service: TableService, site: SiteConfig) -> None:
-        self.service = service
+    def __init__(self, service: TableService, site: SiteConfig,
+                 registry: Path | None = None) -> None:
         self.site = site
-        self.screens: dict[str, set[Screen]] = {}
-        self.head = 0
+        self.live = LiveTables(service.journal)  # only the drawing thread touches it
+        self.channels: dict[tuple[str, str, str], Channel] = {}
+        self.registry = ScreenRegistry(registry)
+        # One thread reads the journal and draws: the read model and the contents are never
+        # touched by two threads, and the event loop only sends.
+        self._drawing = ThreadPoolExecutor(1, thread_name_prefix="screens")
         self._watcher: asyncio.Task[None] | None = None
 
-    def _changed(self, since: int) -> tuple[int, set[str]]:
-        head = self.service.journal.head()[0]
-        if head == since:
-            return head, set()
-        return head, self.service.journal.tables_since(since)
+    def screens(self, table_id: str) -> list[Screen]:
+        return [s for (t, _, _), ch in list(self.channels.items()) if t == table_id
+                for s in ch.screens]
+
+    async def _in_drawing(self, fn: Any, *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(self._drawing, fn, *args)
 
     async def _watch(self) -> None:
-        self.head = (await asyncio.to_thread(self.service.journal.head))[0]
+        await self._in_drawing(self.registry.skip_asks)
         while True:
             try:
-                head, tables = await asyncio.to_thread(self._changed, self.head)
-                self.head = head
-                for table_id in tables & self.screens.keys():
-                    await self.publish(table_id)
+                channels = list(self.channels.values())
+                drawn, asks = await self._in_drawing(self._cycle, channels)
+                for channel in drawn:
+                    for screen in channel.screens:
+                        screen.ready.set()
+                for table_id, outcome in asks:
+                    for screen in self.screens(table_id):
+                        screen.asks.append(outcome)
+                        screen.ready.set()
             except Exception as exc:
                 print(f"roads serve: screen watcher: {exc!r}", flush=True)
             await asyncio.sleep(POLL_SECONDS)
 
-    def _render(self, table_id: str, groups: set[tuple[str, str]]
-                ) -> dict[tuple[str, str], dict[str, Any]]:
-        state = self.service.table_state(table_id)
-        return {g: screen_payload(state, self.site, *g) for g in groups}
-
-    async def publish(self, table_id: str, only: Screen | None = None) -> None:
-        """Render the table's current state and offer it to its screens (or one screen)."""
-        screens = [only] if only is not None else list(self.screens.get(table_id, ()))
-        if not screens:
-            return
-        payloads = await asyncio.to_thread(self._render, table_id,
-                                           {(s.lang, s.theme) for s in screens})
-        for s in screens:
-            s.offer(payloads[(s.lang, s.theme)])
+    def _cycle(self, channels: list[Channel]) -> tuple[list[Channel], list[tuple[str, str]]]:
+        """In the drawing thread: apply the journal's new events, draw each channel whose
+        table changed, and collect the asks."""
+        changed = self.live.refresh()
+        drawn = [ch for ch in channels if ch.table_id in changed]
+        for channel in drawn:
+            channel.draw(self.live)
+        return drawn, self.registry.new_asks()
 
     def ask(self, table_id: str, outcome: str) -> int:
-        """Show the "B?"/"P?" hypothetical cells on every screen of a table (not journaled:
-        it changes no result)."""
-        screens = self.screens.get(table_id, set())
-        for s in screens:
-            s.offer({"type": "ask", "outcome": outcome})
-        return len(screens)
+        """Show the "B?"/"P?" hypothetical cells on every screen of a table, whichever
+        worker serves it (not journaled: it changes no result); how many screens."""
+        return self.registry.ask(table_id, outcome)
 
     async def serve(self, socket: WebSocket, table_id: str, lang: str, theme: str) -> None:
         """One screen's connection, from accept to disconnect."""
         if self._watcher is None or self._watcher.done():
             self._watcher = asyncio.create_task(self._watch())
         await socket.accept()
-        screen = Screen(socket, table_id, lang, theme)
-        self.screens.setdefault(table_id, set()).add(screen)
+        key = (table_id, lang, theme)
+        channel = self.channels.get(key)
+        if channel is None:
+            channel = self.channels[key] = Channel(table_id, lang, theme, self.site)
+        screen = Screen(socket, channel)
+        channel.screens.add(screen)
         reader = asyncio.create_task(_drain(socket))
         try:
-            await self.publish(table_id, only=screen)
+            await self._in_drawing(self._joined, channel)
+            screen.ready.set()
             while not reader.done():
-                # Wake on a new state, a closed socket, or the ping interval.
+                # Wake on a new state or ask, a closed socket, or the ping interval.
                 waiter = asyncio.create_task(screen.ready.wait())
                 await asyncio.wait({waiter, reader}, timeout=PING_SECONDS,
                                    return_when=asyncio.FIRST_COMPLETED)
@@ -120,16 +253,41 @@ class Hub:
                 if reader.done():
                     break
                 screen.ready.clear()
-                message, screen.latest = screen.latest or {"type": "ping"}, None
-                # The send time lets a screen (and the latency benchmark) tell server delay
-                # from browser delay.
-                message = {**message, "sent": round(time.time() * 1000)}
-                await socket.send_text(json.dumps(message, separators=(",", ":")))
+                await self._send(screen)
         except (WebSocketDisconnect, RuntimeError, OSError):
             pass
         finally:
             reader.cancel()
-            self.screens.get(table_id, set()).discard(screen)
+            channel.screens.discard(screen)
+            if not channel.screens and self.channels.get(key) is channel:
+                del self.channels[key]
+            self._drawing.submit(self._left, table_id)
+
+    def _joined(self, channel: Channel) -> None:
+        channel.draw(self.live)
+        self.registry.count(channel.table_id, len(self.screens(channel.table_id)))
+
+    def _left(self, table_id: str) -> None:
+        count = len(self.screens(table_id))  # now: a screen may have joined since
+        self.registry.count(table_id, count)
+        if not count:
+            self.live.forget(table_id)
+
+    async def _send(self, screen: Screen) -> None:
+        """What the screen lacks, newest first: its channel's update or whole state, the
+        asks; a ping when there is nothing. Each message carries its send time, so a screen
+        (and the latency benchmark) can tell server delay from browser delay."""
+        sent = f',"sent":{round(time.time() * 1000)}}}'
+        version = screen.channel.version
+        messages = []
+        text = None if version is None else version.after(screen.shown)
+        if text is not None and version is not None:
+            messages.append(text)
+            screen.shown = version.seq
+        messages += [_text({"type": "ask", "outcome": o}) for o in screen.asks]
+        screen.asks.clear()
+        for message in messages or [_PING]:
+            await screen.socket.send_text(message[:-1] + sent)
 
 
 async def _drain(socket: WebSocket) -> None:

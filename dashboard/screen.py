@@ -15,14 +15,18 @@ colour comes from the theme (``roads.render.themes``) as CSS variables, so the w
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from functools import lru_cache
 from html import escape
 from typing import Any, Protocol
 
 from dashboard.config import SiteConfig
 from dashboard.i18n import labels
 from roads.board import DERIVED, Board
-from roads.render import ask_marks_svg, get_theme, key_mark_svg, screen_road_svg
+from roads.render import ScreenRoad, ask_marks_svg, get_theme, screen_road
+from roads.render import key_mark_svg as _key_mark_svg
 
 _SUIT = {"s": ("♠", "black"), "c": ("♣", "black"), "h": ("♥", "red"), "d": ("♦", "red")}
 _OUTCOME_KEY = {"B": "banker", "P": "player", "T": "tie"}
@@ -47,6 +51,12 @@ class TableState(Protocol):
     def coups(self) -> Sequence[dict[str, Any]]: ...
 
 
+@lru_cache(maxsize=64)
+def key_mark_svg(count: str, theme: str) -> str:
+    """The key beside a count (the same few marks on every update: drawn once)."""
+    return _key_mark_svg(count, theme)
+
+
 def card_html(code: str) -> str:
     rank, (suit, colour) = code[0], _SUIT[code[1]]
     rank = "10" if rank == "T" else rank
@@ -61,8 +71,7 @@ def theme_style(theme: str) -> str:
     return ";".join(f"--{name}:{value}" for name, value in colours.items())
 
 
-def _road(board: Board, road: str, lab: dict[str, str], theme: str) -> str:
-    svg = screen_road_svg(board, road, theme=theme, labels=lab)
+def _road(road: str, lab: dict[str, str], svg: str) -> str:
     return (f'<section class="road r-{road}"><h2>{escape(lab[road])}</h2>'
             f'<div class="cells">{svg}</div></section>')
 
@@ -90,59 +99,200 @@ def _last_coup(coup: dict[str, Any] | None, lab: dict[str, str], theme: str) -> 
             f'{head}{hands}</section>')
 
 
-def _shares(board: Board, lab: dict[str, str], theme: str) -> str:
-    c = board.counts()
-    n = max(c["coups"], 1)
-    rows = [("banker", c["banker"]), ("player", c["player"]), ("tie", c["tie"]),
-            ("banker_pair", c["banker_pairs"]), ("player_pair", c["player_pairs"]),
-            ("natural", c["naturals"])]
+_COUNT_ROWS = (("banker", "banker"), ("player", "player"), ("tie", "tie"),
+               ("banker_pair", "banker_pairs"), ("player_pair", "player_pairs"),
+               ("natural", "naturals"))
+
+
+def _shares(parts: dict[str, tuple[str, str]], lab: dict[str, str], theme: str) -> str:
     cells = "".join(
         f'<tr class="s-{key}"><th>{key_mark_svg(key, theme)}<span>{escape(lab[key])}</span></th>'
-        f'<td>{value}</td><td>{100 * value / n:.1f}%</td></tr>' for key, value in rows)
+        f'<td class="n">{parts[f"tr.s-{key} td.n"][1]}</td>'
+        f'<td class="share">{parts[f"tr.s-{key} td.share"][1]}</td></tr>'
+        for key, _ in _COUNT_ROWS)
     return f'<section class="counts"><table class="shares">{cells}</table></section>'
 
 
-def _asks(board: Board, lab: dict[str, str], theme: str) -> str:
+def _asks(parts: dict[str, tuple[str, str]], lab: dict[str, str]) -> str:
     """The Banker ask and Player ask boxes: touching one shows its hypothetical cells."""
     boxes = "".join(
-        f'<div class="ask-box ask-{o.lower()}" role="button">'
-        f'<span class="ask-label">{escape(lab["ask_banker" if o == "B" else "ask_player"])}'
-        f'</span>{ask_marks_svg(board, o, theme)}</div>' for o in ("B", "P"))
+        f'<div class="ask-box ask-{o}" role="button">'
+        f'<span class="ask-label">{escape(lab["ask_banker" if o == "b" else "ask_player"])}'
+        f'</span>{parts[f"div.ask-{o} svg.ask-marks"][1]}</div>' for o in "bp")
     return f'<section class="asks">{boxes}</section>'
 
 
-def screen_payload(state: TableState, site: SiteConfig, lang: str, theme: str) -> dict[str, Any]:
-    """The screen's whole content for one state (``seq`` orders the updates)."""
-    lab = labels(lang)
+def _live_parts(state: TableState, board: Board, lab: dict[str, str],
+                theme: str) -> dict[str, tuple[str, str]]:
+    """What a coup may change outside the roads, by the selector the page finds it by, with
+    how it is replaced there (``inner`` or ``outer`` HTML). The whole screen is built from
+    these same parts, so an update and the whole state cannot disagree."""
+    c = board.counts()
+    n = max(c["coups"], 1)
+    parts = {"header .coupno": ("inner", _coupno(lab, len(state.coups)))}
+    for key, count in _COUNT_ROWS:
+        parts[f"tr.s-{key} td.n"] = ("inner", str(c[count]))
+        parts[f"tr.s-{key} td.share"] = ("inner", f"{100 * c[count] / n:.1f}%")
+    for o in "bp":
+        parts[f"div.ask-{o} svg.ask-marks"] = ("outer", ask_marks_svg(board, o.upper(), theme))
+    parts["section.last-coup"] = ("outer", _last_coup(state.coups[-1] if state.coups else None,
+                                                      lab, theme))
+    return parts
+
+
+def _coupno(lab: dict[str, str], coups: int) -> str:
+    return f'{escape(lab["coup"])} {coups}'
+
+
+def _header(state: TableState, site: SiteConfig, lab: dict[str, str]) -> str:
+    """The header: casino, table, shoe, coup count, rules and limits."""
     table = site.table(state.table_id)
     rules = state.rules or table.rules
     limits = (f'<span>{escape(lab["limits"])}: {escape(table.limits())}</span>'
               if table.limits() else "")
     logo = '<img src="/brand/logo" alt="">' if site.logo else ""
-    head = (f'<header><div class="brand">'
+    return (f'<header><div class="brand">'
             f'{logo}'
             f'<span>{escape(site.casino)}</span></div>'
             f'<div class="ids"><span>{escape(lab["table"])} {escape(table.name)}</span>'
             f'<span>{escape(lab["shoe"])} #{state.shoe_number}</span>'
-            f'<span class="coupno">{escape(lab["coup"])} {len(state.coups)}</span></div>'
+            f'<span class="coupno">{_coupno(lab, len(state.coups))}</span></div>'
             f'<div class="limits"><span>{escape(lab["rules"])}: {escape(rules)}</span>'
             f'{limits}'
             f'</div></header>')
-    if state.status != "open":
-        body = (f'<div class="status-screen"><div class="status-text">'
-                f'{escape(lab["status_" + state.status])}</div></div>')
-    else:
-        board = Board.from_coups(state.coups)
-        derived = "".join(_road(board, road, lab, theme) for road in DERIVED)
-        body = (f'<section class="board">{_road(board, "big_road", lab, theme)}'
-                f'<div class="derived">{derived}</div>'
-                f'<div class="lower">{_road(board, "bead_plate", lab, theme)}'
-                f'{_shares(board, lab, theme)}{_asks(board, lab, theme)}'
-                f'{_last_coup(state.coups[-1] if state.coups else None, lab, theme)}'
-                f'</div></section>')
-    html = (f'<div class="screen status-{state.status} theme-{theme}" data-seq="{state.seq}" '
-            f'style="{theme_style(theme)}">{head}{body}'
-            f'<footer><p class="note">{escape(lab["information_only"])}</p></footer></div>')
-    return {"type": "state", "table_id": state.table_id, "seq": state.seq,
+
+
+#: The roads in the order the screen lays them out.
+SCREEN_ROADS = ("big_road", *DERIVED, "bead_plate")
+
+
+@dataclass(slots=True)
+class _Drawn:
+    """An open shoe as drawn: each road's parts and every cell's markup, the other parts."""
+
+    key: tuple[Any, ...]  # what a delta must share: the shoe and the header
+    board: Board
+    coups: int
+    roads: dict[str, ScreenRoad]
+    cells: dict[str, list[str]]
+    parts: dict[str, tuple[str, str]]
+
+
+@dataclass(frozen=True, slots=True)
+class Update:
+    """One state of a table's screen: the whole content (``full``, what a screen that
+    (re)connects or missed an update gets) and, when the previous state was of the same
+    open board, the changes from it (``delta``: ``base`` is the previous ``seq``)."""
+
+    seq: int
+    full: dict[str, Any]
+    delta: dict[str, Any] | None
+
+
+class ScreenContent:
+    """What every screen of one table shows in one language and theme, kept change by
+    change: a new coup redraws only the cells the board's delta names (``Board.delta_json``)
+    and the sections that changed, and the update sent is those parts — a few KB instead of
+    the ~50 KB whole screen. A new shoe, a correction (a rebuilt board) or a status change
+    draws everything again. Pure (no I/O); not thread-safe (one renderer per content)."""
+
+    def __init__(self, site: SiteConfig, lang: str, theme: str) -> None:
+        self.site, self.lang, self.theme = site, lang, theme
+        self.labels = labels(lang)
+        self._drawn: _Drawn | None = None
+        self._seq = -1  # of the last update
+
+    def update(self, state: TableState, board: Board | None) -> Update:
+        """The screen for ``state`` (``board``: the open shoe's board, kept by the caller and
+        appended to in place between updates; None when no shoe is open)."""
+        lab = self.labels
+        if state.status != "open" or board is None:
+            self._drawn = None
+            body = (f'<div class="status-screen"><div class="status-text">'
+                    f'{escape(lab["status_" + state.status])}</div></div>')
+            return Update(state.seq, self._payload(state, _header(state, self.site, lab), body),
+                          None)
+        head = _header(state, self.site, lab)
+        key = (state.shoe_id, state.shoe_number, state.rules)  # all the header but the count
+        before, base = self._drawn, self._seq
+        if before is None or before.key != key or before.board is not board \
+                or len(board) < before.coups:
+            self._drawn = self._draw(key, state, board)
+            return Update(state.seq, self._full(state, head), None)
+        ops = self._changes(before, state, board)
+        return Update(state.seq, self._full(state, head), {
+            "type": "update", "table_id": state.table_id, "seq": state.seq, "base": base,
             "status": state.status, "shoe_id": state.shoe_id, "coups": len(state.coups),
-            "html": html}
+            "ops": ops})
+
+    # -- drawing ---------------------------------------------------------------------------
+    def _road(self, board: Board, road: str, start: int = 0) -> ScreenRoad:
+        return screen_road(board, road, theme=self.theme, labels=self.labels, start=start)
+
+    def _draw(self, key: tuple[Any, ...], state: TableState, board: Board) -> _Drawn:
+        roads = {road: self._road(board, road) for road in SCREEN_ROADS}
+        return _Drawn(key, board, len(board), roads,
+                      {road: list(r.cells) for road, r in roads.items()},
+                      _live_parts(state, board, self.labels, self.theme))
+
+    def _changes(self, drawn: _Drawn, state: TableState, board: Board) -> list[list[Any]]:
+        """Bring ``drawn`` up to ``board`` and say how, as the page's operations:
+        ``["set", selector, {attribute: value}]``, ``["inner", selector, html]``,
+        ``["outer", selector, html]`` and ``["tail", selector, from, html]`` (remove the
+        element's children from index ``from`` on, then append ``html``)."""
+        ops: list[list[Any]] = [["set", ".screen", {"data-seq": str(state.seq)}]]
+        if len(board) > drawn.coups:
+            changed = json.loads(board.delta_json(drawn.coups))
+            for road in SCREEN_ROADS:
+                start = changed[road]["from"]
+                new = self._road(board, road, start)
+                old, cells = drawn.roads[road], drawn.cells[road]
+                cells[start:] = new.cells
+                where = f".r-{road} "
+                if new.grid != old.grid:  # more columns than were drawn: the whole road
+                    ops.append(["outer", where + "svg.road-svg", new.svg(cells)])
+                else:
+                    if new.attrs != old.attrs:
+                        ops.append(["set", where + "svg.road-svg", new.attrs])
+                    if new.cells or start < len(old.cells):
+                        ops.append(["tail", where + "g.marks", start,
+                                    "".join(f"<g>{c}</g>" for c in new.cells)])
+                    if new.asks != old.asks:
+                        ops.append(["inner", where + "g.ask-cells", new.asks])
+                drawn.roads[road] = replace(new, start=0, cells=cells)
+            drawn.coups = len(board)
+        parts = _live_parts(state, board, self.labels, self.theme)
+        ops += [[how, selector, html] for selector, (how, html) in parts.items()
+                if drawn.parts[selector][1] != html]
+        drawn.parts = parts
+        return ops
+
+    # -- the whole screen -------------------------------------------------------------------
+    def _full(self, state: TableState, head: str) -> dict[str, Any]:
+        drawn = self._drawn
+        assert drawn is not None
+        svg = {road: drawn.roads[road].svg(drawn.cells[road]) for road in SCREEN_ROADS}
+        lab, parts = self.labels, drawn.parts
+        derived = "".join(_road(road, lab, svg[road]) for road in DERIVED)
+        body = (f'<section class="board">{_road("big_road", lab, svg["big_road"])}'
+                f'<div class="derived">{derived}</div>'
+                f'<div class="lower">{_road("bead_plate", lab, svg["bead_plate"])}'
+                f'{_shares(parts, lab, self.theme)}{_asks(parts, lab)}'
+                f'{parts["section.last-coup"][1]}</div></section>')
+        return self._payload(state, head, body)
+
+    def _payload(self, state: TableState, head: str, body: str) -> dict[str, Any]:
+        self._seq = state.seq
+        html = (f'<div class="screen status-{state.status} theme-{self.theme}" '
+                f'data-seq="{state.seq}" style="{theme_style(self.theme)}">{head}{body}'
+                f'<footer><p class="note">{escape(self.labels["information_only"])}</p>'
+                f'</footer></div>')
+        return {"type": "state", "table_id": state.table_id, "seq": state.seq,
+                "status": state.status, "shoe_id": state.shoe_id, "coups": len(state.coups),
+                "html": html}
+
+
+def screen_payload(state: TableState, site: SiteConfig, lang: str, theme: str) -> dict[str, Any]:
+    """The screen's whole content for one state (``seq`` orders the updates)."""
+    board = Board.from_coups(state.coups) if state.status == "open" else None
+    return ScreenContent(site, lang, theme).update(state, board).full

@@ -68,52 +68,55 @@ def _password(prompt: bool) -> str:
 @click.option("--config", "config_path", type=click.Path(path_type=Path, exists=True),
               help="Site configuration (TOML): casino, logo, theme, language, tables, rule "
                    "sets, https, trusted proxies, request limits (docs/security.md).")
+@click.option("--workers", type=click.IntRange(1, 64), default=None,
+              help="Server processes sharing the port and the store (default: one per core).")
 @click.option("--demo", is_flag=True, help="Deal simulated tables through the entry path.")
-@click.option("--demo-tables", type=click.IntRange(1, 200), default=6, show_default=True)
+@click.option("--demo-tables", type=click.IntRange(1, 500), default=6, show_default=True)
 @click.option("--pace", type=click.FloatRange(min=0.05), default=4.0, show_default=True,
               help="Demo: average seconds between coups at each table.")
 @input_errors
-def serve_cmd(store: Path, host: str, port: int, config_path: Path | None, demo: bool,
-              demo_tables: int, pace: float) -> None:
+def serve_cmd(store: Path, host: str, port: int, config_path: Path | None,
+              workers: int | None, demo: bool, demo_tables: int, pace: float) -> None:
     """Serve the dashboard, table screens (/table/ID), operator entry and the HTTP API.
 
     Without --demo the store must exist. With --demo the simulated tables deal into their
     own store (data/demo unless --store names one), never into a store with real tables;
     the demo logins are printed at every start."""
-    import uvicorn
-
-    from dashboard.app import create_app
     from dashboard.config import load_config
-    from dashboard.demo import start_demo
-    from dashboard.limits import server_options
+    from dashboard.workers import default_workers, serve
 
     site = load_config(config_path)
     source = click.get_current_context().get_parameter_source("store")
     if demo and source is not None and source.name == "DEFAULT":
         store = DEMO_STORE
     if not demo:
-        open_store(store)  # a read: a mistyped path is an error, and nothing is made
+        open_store(store).journal.close()  # a read: a mistyped path is an error
     _port_free(host, port)  # before anything is written
+    tables = [f"T{i:02d}" for i in range(1, demo_tables + 1)]
     if demo:
         _demo_store(store)
-    app, ctx = create_app(store, site, create=False)
-    if demo:
-        tables = [f"T{i:02d}" for i in range(1, demo_tables + 1)]
-        known = {u["name"] for u in ctx.auth.users()}
-        for name, role in DEMO_USERS:
-            password = secrets.token_urlsafe(12)
-            if name in known:
-                ctx.auth.set_password(name, password, by="demo")
-            else:
-                ctx.auth.add_user(name, role, password, by="demo")
-            click.echo(f"demo user {name} ({role}) password: {password}")
-        start_demo(ctx.service, tables, pace)
+        _demo_users(store)
         click.echo(f"demo: {demo_tables} tables dealing a coup every ~{pace:g} s into {store}")
+    first = tables[0] if demo else next(iter(site.tables), "T01")
+    count = workers or default_workers()
     click.echo(f"Dashboard: http://{host}:{port}/   table screen: http://{host}:{port}/table/"
-               f"{ctx.table_ids()[0] if ctx.table_ids() else 'T01'}   API: "
-               f"http://{host}:{port}/openapi.json", err=False)
-    uvicorn.run(app.server, host=host, port=port, log_level="warning",
-                **server_options(ctx.site.limits))
+               f"{first}   API: http://{host}:{port}/openapi.json   ({count} worker"
+               f"{'s' if count > 1 else ''})")
+    serve(store, site, host, port, count, (tables, pace) if demo else None)
+
+
+def _demo_users(store: Path) -> None:
+    """Give the demo users fresh passwords (printed: a demo has nothing to protect)."""
+    auth = _auth(store)
+    known = {u["name"] for u in auth.users()}
+    for name, role in DEMO_USERS:
+        password = secrets.token_urlsafe(12)
+        if name in known:
+            auth.set_password(name, password, by="demo")
+        else:
+            auth.add_user(name, role, password, by="demo")
+        click.echo(f"demo user {name} ({role}) password: {password}")
+    auth.journal.close()
 
 
 @main.group("users")

@@ -1,6 +1,10 @@
-// Table-side screen: one WebSocket, whole-state messages, automatic reconnect.
-// Every state message replaces the whole screen body, and a message older than the one
-// shown (lower journal sequence) is ignored, so the screen is never partial or out of order.
+// Table-side screen: one WebSocket, automatic reconnect.
+// A "state" message replaces the whole screen body (the first one on every connection, and
+// after a new shoe or a correction); an "update" holds only what changed since the state the
+// screen shows ("base"), as operations on it — cells added to a road, parts replaced. An
+// update made from another state than the one shown is never applied: the screen reconnects
+// and gets the whole state. A state older than the one shown is ignored, so the screen is
+// never partial or out of order.
 (function () {
   "use strict";
   const root = document.getElementById("screen-root");
@@ -39,6 +43,39 @@
     askTimer = setTimeout(() => root.classList.remove("asking-b", "asking-p"), 4000);
   }
 
+  // The update's operations, in order: set attributes, replace an element's content or the
+  // element itself, or replace a road's cells from one on ("tail"). HTML inside an SVG
+  // element is parsed as SVG. Nothing changes unless every operation finds its element.
+  function apply(ops) {
+    const found = ops.map(([, selector]) => body.querySelector(selector));
+    if (found.includes(null)) return false;
+    for (const [i, [kind, , a, b]] of ops.entries()) {
+      const el = found[i];
+      if (kind === "set") {
+        for (const [name, value] of Object.entries(a)) el.setAttribute(name, value);
+      } else if (kind === "inner") {
+        el.innerHTML = a;
+      } else if (kind === "outer") {
+        el.outerHTML = a;
+      } else if (kind === "tail") {
+        while (el.children.length > a) el.lastElementChild.remove();
+        el.insertAdjacentHTML("beforeend", b);
+      } else {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  function shows(msg) {
+    shown = msg.seq;
+    fit();
+    root.dataset.sent = String(msg.sent);
+    root.dataset.seq = String(msg.seq);
+    root.dataset.status = msg.status;
+    banner.hidden = true;
+  }
+
   function arm() {
     clearTimeout(watchdog);
     // The server pings every 15 s: silence for 40 s means a dead connection.
@@ -56,13 +93,14 @@
       const msg = JSON.parse(event.data);
       if (msg.type === "state") {
         if (msg.seq < shown) return;
-        shown = msg.seq;
         body.innerHTML = msg.html;
-        fit();
-        root.dataset.sent = String(msg.sent);
-        root.dataset.seq = String(msg.seq);
-        root.dataset.status = msg.status;
-        banner.hidden = true;
+        shows(msg);
+      } else if (msg.type === "update") {
+        if (msg.base !== shown || !apply(msg.ops)) {
+          socket.close();  // not from what is shown: start again from the whole state
+          return;
+        }
+        shows(msg);
       } else if (msg.type === "ask") {
         ask(msg.outcome);
       }

@@ -8,11 +8,11 @@ I/O, no browser, deterministic output (snapshot-tested).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from xml.sax.saxutils import escape
 
-from roads.board import DERIVED, Board, CoupInfo
+from roads.board import DERIVED, BeadCell, BigRoadCell, Board, CoupInfo, Mark
 from roads.render.themes import Theme, get_theme
 
 CELL = 24
@@ -148,39 +148,35 @@ def _tie_slash(cx: float, cy: float, s: float, ties: int, theme: Theme) -> str:
     return out
 
 
-def _bead(board: Board, frame: _Frame, theme: Theme, labels: Mapping[str, str],
-          bead_text: str) -> str:
+def _bead_cell(cell: BeadCell, frame: _Frame, theme: Theme, labels: Mapping[str, str],
+               bead_text: str) -> str:
+    centre = frame.centre(cell.col, cell.row)
+    if centre is None:
+        return ""
     s = frame.cell
-    out = []
-    for cell in board.bead_plate:
-        centre = frame.centre(cell.col, cell.row)
-        if centre is None:
-            continue
-        cx, cy = centre
-        colour = _outcome_colour(theme, cell.outcome)
-        out.append(_shape(_kind(theme, cell.outcome), cx, cy, s * 0.42, colour, True, 0))
-        total = cell.info.winning_total
-        text = str(total) if bead_text == "total" and total is not None else labels[cell.outcome]
-        out.append(_text(cx, cy, text, s * 0.5, "#ffffff", weight="bold"))
-        out.append(_decorations(cell.info, cx, cy, s, theme))
-    return "".join(out)
+    cx, cy = centre
+    colour = _outcome_colour(theme, cell.outcome)
+    total = cell.info.winning_total
+    text = str(total) if bead_text == "total" and total is not None else labels[cell.outcome]
+    return (_shape(_kind(theme, cell.outcome), cx, cy, s * 0.42, colour, True, 0)
+            + _text(cx, cy, text, s * 0.5, "#ffffff", weight="bold")
+            + _decorations(cell.info, cx, cy, s, theme))
 
 
-def _big_road(board: Board, frame: _Frame, theme: Theme) -> str:
+def _big_road_cell(cell: BigRoadCell, frame: _Frame, theme: Theme) -> str:
+    centre = frame.centre(cell.col, cell.row)
+    if centre is None:
+        return ""
     s = frame.cell
-    out = []
-    for cell in board.big_road:
-        centre = frame.centre(cell.col, cell.row)
-        if centre is None:
-            continue
-        cx, cy = centre
-        if cell.outcome != "T":
-            out.append(_shape(_kind(theme, cell.outcome), cx, cy, s * 0.36,
-                              _outcome_colour(theme, cell.outcome), False, s * 0.11))
-            out.append(_decorations(cell.info, cx, cy, s, theme))
-        if cell.ties:
-            out.append(_tie_slash(cx, cy, s, cell.ties, theme))
-    return "".join(out)
+    cx, cy = centre
+    out = ""
+    if cell.outcome != "T":
+        out = (_shape(_kind(theme, cell.outcome), cx, cy, s * 0.36,
+                      _outcome_colour(theme, cell.outcome), False, s * 0.11)
+               + _decorations(cell.info, cx, cy, s, theme))
+    if cell.ties:
+        out += _tie_slash(cx, cy, s, cell.ties, theme)
+    return out
 
 
 def _derived_mark(road: str, colour: str, cx: float, cy: float, s: float,
@@ -197,13 +193,22 @@ def _derived_mark(road: str, colour: str, cx: float, cy: float, s: float,
             f'stroke-linecap="round"/>')
 
 
-def _derived(board: Board, road: str, frame: _Frame, theme: Theme) -> str:
-    out = []
-    for mark in board.marks(road):
-        centre = frame.centre(mark.col, mark.row)
-        if centre is not None:
-            out.append(_derived_mark(road, mark.color, *centre, frame.cell, theme))
-    return "".join(out)
+def _derived_cell(road: str, mark: Mark, frame: _Frame, theme: Theme) -> str:
+    centre = frame.centre(mark.col, mark.row)
+    return "" if centre is None else _derived_mark(road, mark.color, *centre, frame.cell, theme)
+
+
+def _cells(board: Board, road: str, frame: _Frame, theme: Theme, labels: Mapping[str, str],
+           bead_text: str, start: int = 0) -> list[str]:
+    """The markup of each cell of ``road`` from index ``start`` on, in the order of the road's
+    list in the JSON contract (a coup's bead, a Big Road entry, a derived mark); a cell
+    outside the frame is an empty string."""
+    if road == "bead_plate":
+        return [_bead_cell(c, frame, theme, labels, bead_text)
+                for c in board.bead_plate[start:]]
+    if road == "big_road":
+        return [_big_road_cell(c, frame, theme) for c in board.big_road[start:]]
+    return [_derived_cell(road, m, frame, theme) for m in board.marks(road)[start:]]
 
 
 def _ask_overlay(board: Board, road: str, frame: _Frame, theme: Theme, ask: str,
@@ -275,21 +280,18 @@ def _grid_tiles(frame: _Frame, theme: Theme, road: str) -> str:
 
 
 def _road_body(board: Board, road: str, frame: _Frame, theme: Theme,
-               labels: Mapping[str, str], bead_text: str, ask: str | None,
-               tiled: bool = False) -> str:
-    grid = _grid_tiles(frame, theme, road) if tiled else _grid(frame, theme)
-    parts = [f'<g class="road {road}">', grid]
-    if road == "bead_plate":
-        parts.append(_bead(board, frame, theme, labels, bead_text))
-    elif road == "big_road":
-        parts.append(_big_road(board, frame, theme))
-    else:
-        parts.append(_derived(board, road, frame, theme))
-    if ask in ("B", "P", "both") and road != "bead_plate":
-        for outcome in ("B", "P") if ask == "both" else (ask,):
-            parts.append(_ask_overlay(board, road, frame, theme, outcome, ask != "both"))
-    parts.append("</g>")
-    return "".join(parts)
+               labels: Mapping[str, str], bead_text: str, ask: str | None) -> str:
+    return "".join([f'<g class="road {road}">', _grid(frame, theme),
+                    *_cells(board, road, frame, theme, labels, bead_text),
+                    _ask_overlays(board, road, frame, theme, ask), "</g>"])
+
+
+def _ask_overlays(board: Board, road: str, frame: _Frame, theme: Theme,
+                  ask: str | None) -> str:
+    if ask not in ("B", "P", "both") or road == "bead_plate":
+        return ""
+    return "".join(_ask_overlay(board, road, frame, theme, outcome, ask != "both")
+                   for outcome in (("B", "P") if ask == "both" else (ask,)))
 
 
 def _document(width: float, height: float, theme: Theme, body: str) -> str:
@@ -395,16 +397,51 @@ def _newest_column(board: Board, road: str) -> int:
     return _last_column(board, road, True)
 
 
-def screen_road_svg(board: Board, road: str, *, theme: str = "dark",
-                    labels: Mapping[str, str] | None = None, ask: str | None = "both",
-                    visible: int = 24, min_columns: int = SCREEN_COLUMNS) -> str:
-    """One road for a screen that decides itself how many columns fit.
+@dataclass(frozen=True, slots=True)
+class ScreenRoad:
+    """A screen road in the parts a live screen replaces one by one: the ``<svg>``
+    element's changing attributes, the grid, each cell's markup from index ``start`` on (in
+    the order of the road's list in the JSON contract, so a board delta's ``from`` says
+    which to redraw), and the ask overlays."""
+
+    road: str
+    attrs: dict[str, str]  # viewBox, data-columns, data-last
+    grid: str
+    start: int
+    cells: list[str]
+    asks: str
+    label: str
+
+    def svg(self, cells: Sequence[str] | None = None) -> str:
+        """The whole ``<svg>``; ``cells``: every cell's markup (else this road's own, which
+        must then start at the first cell)."""
+        if cells is None:
+            if self.start:
+                raise ValueError("a road drawn from a later cell needs every cell's markup")
+            cells = self.cells
+        a = self.attrs
+        return (f'<svg xmlns="http://www.w3.org/2000/svg" class="road-svg" '
+                f'viewBox="{a["viewBox"]}" preserveAspectRatio="xMinYMin meet" '
+                f'data-cell="{CELL}" data-rows="{ROWS}" data-columns="{a["data-columns"]}" '
+                f'data-last="{a["data-last"]}" role="img" aria-label="{self.label}">'
+                f'<g class="road {self.road}">{self.grid}<g class="marks">'
+                f'{"".join(f"<g>{c}</g>" for c in cells)}</g>'
+                f'<g class="ask-cells">{self.asks}</g></g></svg>')
+
+
+def screen_road(board: Board, road: str, *, theme: str = "dark",
+                labels: Mapping[str, str] | None = None, ask: str | None = "both",
+                visible: int = 24, min_columns: int = SCREEN_COLUMNS,
+                start: int = 0) -> ScreenRoad:
+    """One road for a screen that decides itself how many columns fit, in parts
+    (:class:`ScreenRoad`; ``start``: draw the cells from that index on only).
 
     A screen gives each road its own box, so every road (derived ones too) is drawn at
     ``CELL`` units per cell, with every column of the shoe plus empty grid up to
     ``min_columns``. ``data-last`` is the newest column and ``data-columns`` the drawn
     ones: the page's script sets the viewBox to the newest columns that fit the box at
     square cells. The initial viewBox shows the newest ``visible`` columns (no script).
+    Each cell is its own group, so a live screen can replace cells from one on.
     """
     t = get_theme(theme)
     lab = {**DEFAULT_LABELS, **(labels or {})}
@@ -412,13 +449,20 @@ def screen_road_svg(board: Board, road: str, *, theme: str = "dark",
     frame = _Frame(0, 0, CELL, 0, max(last + 1, min_columns))
     shown = min(visible, frame.columns)
     first = max(0, last + 1 - shown)
-    body = _road_body(board, road, frame, t, lab, "outcome", ask, tiled=True)
-    name = escape(lab[road], {'"': "&quot;"})
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" class="road-svg" '
-            f'viewBox="{_f(first * CELL)} 0 {_f(shown * CELL)} {_f(frame.height)}" '
-            f'preserveAspectRatio="xMinYMin meet" data-cell="{CELL}" data-rows="{ROWS}" '
-            f'data-columns="{frame.columns}" data-last="{last}" role="img" '
-            f'aria-label="{name}">{body}</svg>')
+    attrs = {"viewBox": f"{_f(first * CELL)} 0 {_f(shown * CELL)} {_f(frame.height)}",
+             "data-columns": str(frame.columns), "data-last": str(last)}
+    return ScreenRoad(road, attrs, _grid_tiles(frame, t, road), start,
+                      _cells(board, road, frame, t, lab, "outcome", start),
+                      _ask_overlays(board, road, frame, t, ask),
+                      escape(lab[road], {'"': "&quot;"}))
+
+
+def screen_road_svg(board: Board, road: str, *, theme: str = "dark",
+                    labels: Mapping[str, str] | None = None, ask: str | None = "both",
+                    visible: int = 24, min_columns: int = SCREEN_COLUMNS) -> str:
+    """:func:`screen_road` as one ``<svg>``."""
+    return screen_road(board, road, theme=theme, labels=labels, ask=ask, visible=visible,
+                       min_columns=min_columns).svg()
 
 
 def ask_marks_svg(board: Board, outcome: str, theme: str = "dark") -> str:

@@ -26,7 +26,7 @@ from roads.store.journal import Action, GroupCommitter
 from roads.tables import actions
 from roads.tables.actions import ContextCache, LiveError, Posted
 from roads.tables.policy import Actor, authorize
-from roads.tables.state import TableState, corrected_coups, coup_rows, table_state
+from roads.tables.state import LiveTables, TableState, corrected_coups, coup_rows
 
 DEMO_DEALER = Actor("demo-dealer", "dealer")
 
@@ -59,6 +59,7 @@ class TableService:
         self.settings = settings or Settings()
         self._contexts = ContextCache()
         self._committer = committer
+        self.live = LiveTables(self.journal)  # the tables' states, kept event by event
 
     def _run(self, action: Action) -> Event:
         """Run an action in its own transaction, or in the next shared commit when a
@@ -121,7 +122,7 @@ class TableService:
 
     # -- reads ------------------------------------------------------------------------------
     def table_state(self, table_id: str) -> TableState:
-        return table_state(self.journal, table_id)
+        return self.live.state(table_id)
 
     def tables(self, configured: Sequence[str] = ()) -> list[str]:
         """Configured tables first, then every other table the journal knows."""

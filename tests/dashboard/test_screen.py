@@ -14,6 +14,7 @@ from dashboard.screen import card_html, screen_payload, theme_style
 from roads.render import THEMES
 from roads.tables import TableState, TableStatus
 from tests.dashboard.conftest import Server
+from tests.dashboard.screen_dom import ScreenPage, page_of
 
 SITE = SiteConfig(casino="Casino <Test>", tables={
     "T1": TableConfig("T1", "Salon 1", min_bet=100, max_bet=10000, currency="EUR")})
@@ -75,34 +76,39 @@ def test_last_coup_shows_cards_and_totals() -> None:
     assert re.search(r'class="total">9<', html) and re.search(r'class="total">5<', html)
 
 
-def _receive_state(ws: object) -> dict[str, object]:
+def _receive(ws: object, kinds: tuple[str, ...] = ("state", "update")) -> dict[str, object]:
     while True:
         message = json.loads(ws.receive_text())  # type: ignore[attr-defined]
-        if message["type"] == "state":
+        if message["type"] in kinds:
             return message  # type: ignore[no-any-return]
 
 
-def test_push_sends_the_full_state_on_connect_and_after_every_change(server: Server) -> None:
+def test_push_sends_the_full_state_on_connect_then_updates(server: Server) -> None:
     auth = {"Authorization": f"Bearer {server.key}"}
+    page = ScreenPage()
     with server.client.websocket_connect("/ws/tables/T1?lang=el") as ws:
-        first = _receive_state(ws)
-        assert first["status"] == "idle"
+        first = _receive(ws)
+        assert first["type"] == "state" and first["status"] == "idle"
         server.client.post("/api/tables/T1/shoes", json={"shoe_id": "S1"}, headers=auth)
-        opened = _receive_state(ws)
+        opened = _receive(ws)
+        assert opened["type"] == "state"  # a new shoe: the whole screen
         assert opened["status"] == "open" and opened["seq"] > first["seq"]  # type: ignore[operator]
+        assert page.receive(opened) and "Μεγάλος δρόμος" in str(opened["html"])
         server.client.post("/api/tables/T1/coups", json={"outcome": "B"}, headers=auth)
-        state = _receive_state(ws)
-        assert state["coups"] == 1 and "Μεγάλος δρόμος" in str(state["html"])
-    # A new connection (a reconnect) starts from the full current state.
-    with server.client.websocket_connect("/ws/tables/T1") as ws:
-        again = _receive_state(ws)
-        assert again["coups"] == 1 and again["seq"] == state["seq"]
+        update = _receive(ws)
+        assert (update["type"], update["coups"], update["base"]) == ("update", 1, opened["seq"])
+        assert page.receive(update)
+    # A new connection (a reconnect) starts from the full current state: the same page.
+    with server.client.websocket_connect("/ws/tables/T1?lang=el") as ws:
+        again = _receive(ws)
+        assert again["type"] == "state" and again["seq"] == update["seq"]
+        assert page_of(str(again["html"])) == page.tree()
 
 
 def test_ask_reaches_the_tables_screens(server: Server) -> None:
     csrf = server.login("dealer")
     with server.client.websocket_connect("/ws/tables/T1") as ws:
-        _receive_state(ws)
+        _receive(ws)
         r = server.client.post("/operator/T1/action", json={"action": "ask", "outcome": "B"},
                                headers={"X-CSRF-Token": csrf})
         assert r.json()["message"] == "Asked B? on 1 screen"

@@ -38,6 +38,7 @@ class LiveServer:
     port: int
     key: str
     config: Path | None = None  # a site.toml (casino, tables' names and limits)
+    workers: int | None = None  # server processes (default: one per core)
     process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -48,7 +49,8 @@ class LiveServer:
         self.process = subprocess.Popen(
             [sys.executable, "-c", "from roads.cli import main; main()", "serve", "--store",
              str(self.root), "--port", str(self.port),
-             *(["--config", str(self.config)] if self.config else [])],
+             *(["--config", str(self.config)] if self.config else []),
+             *(["--workers", str(self.workers)] if self.workers else [])],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:

@@ -1,0 +1,186 @@
+"""``roads serve`` on every core: worker processes sharing one listening socket and the store.
+
+A Python process serves on one core at a time, so the server forks ``workers`` processes
+that each run the whole application (uvicorn on the same socket: the kernel hands each new
+connection to one of them). They share nothing but the store: each opens its own
+connections, keeps its own read model of the tables its screens show and watches the
+journal; a screen gets the same states whichever worker serves it. The simulated dealers of
+``--demo`` run in a process of their own.
+
+The parent loads the code and the compiled kernels once, before forking (the workers start
+in a fraction of a second and share those pages), seals what a crash left closed but
+unsealed, and then only supervises: it holds no thread and no database connection, so it
+can fork a replacement for a worker that dies. SIGTERM or SIGINT stops every process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+import shutil
+import signal
+import socket
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from dashboard.config import SiteConfig
+
+#: Seconds to wait for the processes to stop before killing them.
+STOP_SECONDS = 10.0
+#: A process that dies sooner than this after its start is restarted no faster than this.
+RESTART_SECONDS = 1.0
+
+
+def default_workers() -> int:
+    """One worker per core this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def listen(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
+
+
+def open_store_files(root: Path) -> list[str]:
+    """Files under the store this process holds open (none may be before a fork: SQLite
+    connections must not cross one)."""
+    found = []
+    with contextlib.suppress(FileNotFoundError):
+        for fd in os.listdir("/proc/self/fd"):
+            with contextlib.suppress(OSError):
+                target = os.readlink(f"/proc/self/fd/{fd}")
+                if target.startswith(str(root.resolve())):
+                    found.append(target)
+    return found
+
+
+def _prepare(root: Path) -> None:
+    """Load what every worker needs, once, and seal what a crash left unsealed."""
+    from dashboard import app
+    from roads.tables import open_service
+
+    app.warm_up()
+    service = open_service(root)
+    service.recover()
+    service.journal.close()
+
+
+def _run_worker(sock: socket.socket, root: Path, site: SiteConfig, registry: Path) -> None:
+    import uvicorn
+
+    from dashboard.app import create_app
+    from dashboard.limits import server_options
+
+    app, _ = create_app(root, site, create=False, recover=False, registry=registry)
+    config = uvicorn.Config(app.server, log_level="warning", **server_options(site.limits))
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+def _run_demo(root: Path, tables: list[str], pace: float) -> None:
+    from dashboard.demo import start_demo
+    from roads.tables import open_service
+
+    stop = start_demo(open_service(root), tables, pace)
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    while not stop.wait(1.0):
+        pass
+    time.sleep(0.2)  # a coup being entered finishes its transaction
+
+
+def _fork(job: Callable[[], None]) -> int:
+    sys.stdout.flush()  # or the child would print the parent's buffered lines again
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid:
+        return pid
+    code = 0
+    try:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        job()
+    except BaseException as exc:  # the worker's own error: say it, then leave
+        if not isinstance(exc, KeyboardInterrupt | SystemExit):
+            print(f"roads serve: worker {os.getpid()}: {exc!r}", file=sys.stderr, flush=True)
+            code = 1
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def serve(root: Path, site: SiteConfig, host: str, port: int, workers: int,
+          demo: tuple[list[str], float] | None = None) -> None:
+    """Serve until SIGTERM/SIGINT: ``workers`` processes, and the demo's dealers when
+    ``demo`` gives their tables and pace."""
+    sock = listen(host, port)
+    shared = Path(tempfile.mkdtemp(prefix="roads-serve-"))
+    registry = shared / "screens.sqlite"
+    _prepare(root)
+    gc.collect()  # the preparation's connections close here, before any fork
+    if (held := open_store_files(root)):
+        raise RuntimeError(f"store files open before forking the workers: {held}")
+    jobs: dict[str, Callable[[], None]] = {
+        f"worker {i + 1}": (lambda: _run_worker(sock, root, site, registry))
+        for i in range(workers)}
+    if demo is not None:
+        jobs["demo"] = lambda: _run_demo(root, *demo)
+    running: dict[int, tuple[str, float]] = {}
+    stopping = False
+
+    def stop(*_: object) -> None:
+        nonlocal stopping
+        stopping = True
+        for pid in running:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    try:
+        for name, job in jobs.items():
+            running[_fork(job)] = (name, time.monotonic())
+        deadline = None
+        while running:
+            if stopping and deadline is None:
+                deadline = time.monotonic() + STOP_SECONDS
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                if deadline is not None and time.monotonic() > deadline:
+                    for pid in running:
+                        with contextlib.suppress(ProcessLookupError):
+                            os.kill(pid, signal.SIGKILL)
+                time.sleep(0.05)
+                continue
+            name, started = running.pop(pid)
+            if stopping:
+                continue
+            print(f"roads serve: {name} (pid {pid}) ended ({_status(status)}); restarting",
+                  file=sys.stderr, flush=True)
+            time.sleep(max(0.0, started + RESTART_SECONDS - time.monotonic()))
+            running[_fork(jobs[name])] = (name, time.monotonic())
+    finally:
+        stop()
+        sock.close()
+        shutil.rmtree(shared, ignore_errors=True)
+
+
+def _status(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        return f"signal {os.WTERMSIG(status)}"
+    return f"exit {os.waitstatus_to_exitcode(status)}"
