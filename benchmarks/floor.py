@@ -1,0 +1,511 @@
+"""A whole floor against one server: accepted coup → table screen over WebSocket, the
+server's CPU and memory, and ``roads serve --demo``'s first page (issue 18, part 4).
+
+Run: .venv/bin/python -m benchmarks.floor   # 100 tables, 1 coup/s each, 500 screens
+     .venv/bin/python -m benchmarks.floor --tables 500 --pace 25 --screens 1000 --viewers 50
+     .venv/bin/python -m benchmarks.floor --seconds 1800 --sample 60   # memory over 30 minutes
+     .venv/bin/python -m benchmarks.floor --first-page 5
+Targets: 100 tables at a coup per second with 500 screens: p95 accepted coup → screen
+<= 300 ms; 500 tables at a coup per 25 s with 1,000 screens and 50 dashboard viewers:
+p95 <= 100 ms; server memory flat over 30 minutes; ``roads serve --demo`` first page <= 2 s.
+
+One ``roads serve`` (``--workers``, default one per core) over a fresh store whose tables
+each have a shoe open with 0–60 card-level coups already dealt. Three other processes:
+the dealers post each table's next card-level coup through the HTTP API (its own key) every
+``--pace`` seconds on average (uniform 0.5–1.5×), closing and opening shoes as they run out;
+a coup is accepted when the API answers (the commit is durable by then). The screens are
+asyncio WebSocket clients (the ``websockets`` library, permessage-deflate as browsers
+negotiate it) spread evenly over the tables; each records when each state or update
+arrives and checks every update follows the state it holds. A coup's latency, per screen
+of its table, is the first message at or after its sequence number minus its acceptance
+(same machine, same clock); the first ``--warmup`` seconds are left out. The dashboard
+viewers poll as the Dash pages do: ``--viewer-page tables`` (the default) is a table page
+(``/tables/<id>``, every 1.5 s, one table each), ``overview`` the every-table overview
+(every 1 s). Every run is bounded: ``--seconds`` of dealing, then at most 30 s to drain.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from collections import Counter, defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+ROADS = str(Path(sys.executable).with_name("roads"))
+
+
+# -- the server's processes -----------------------------------------------------------------
+def _tree(pid: int) -> list[int]:
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return []
+    return [pid, *(p for c in children for p in _tree(int(c)))]
+
+
+def _status_kb(pid: int, key: str, name: str = "status") -> int:
+    try:
+        for line in Path(f"/proc/{pid}/{name}").read_text().splitlines():
+            if line.startswith(key):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def memory_mb(pid: int) -> tuple[float, float]:
+    """RSS summed over the process tree (shared pages counted in each process) and PSS
+    (shared pages split between the processes sharing them: what the tree really uses)."""
+    pids = _tree(pid)
+    rss = sum(_status_kb(p, "VmRSS:") for p in pids)
+    pss = sum(_status_kb(p, "Pss:", "smaps_rollup") for p in pids)
+    return rss / 1024, pss / 1024
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of the process tree so far."""
+    import os
+
+    total = 0
+    for p in _tree(pid):
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait_http(url: str, deadline: float) -> None:
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(url, timeout=2).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise SystemExit(f"no answer from {url}")
+
+
+# -- the floor before the run ---------------------------------------------------------------
+def _floor(root: Path, tables: list[str], seed: int) -> dict[str, Any]:
+    """A store whose tables each have a shoe open with 0–60 card-level coups dealt; their
+    API keys and where each dealer goes on."""
+    from roads.auth import Auth
+    from roads.engine import deal_shoe
+    from roads.ingest.sources import from_dealer
+    from roads.rules import get_rules
+    from roads.store import Store
+    from roads.store.journal import GroupCommitter
+    from roads.tables import DEMO_DEALER, TableService
+
+    store = Store.create(root)
+    auth = Auth(root, store.journal)
+    keys = {t: auth.issue_key(t) for t in tables}
+    service = TableService(store, committer=GroupCommitter(store.journal))
+    rules, rng = get_rules("standard-8"), random.Random(seed)
+    plan: dict[str, dict[str, Any]] = {}
+    for t in tables:
+        shoe_seed = rng.getrandbits(63)
+        shoe = deal_shoe(rules, shoe_seed)
+        plan[t] = {"key": keys[t], "seed": shoe_seed, "dealt": rng.randint(0, min(60, len(
+            shoe.coups) - 1)), "burn": list(shoe.burn_cards)}
+
+    def deal(t: str) -> None:
+        p = plan[t]
+        shoe = deal_shoe(rules, p["seed"])
+        service.open_shoe(DEMO_DEALER, t, f"{t}-0", burn_cards=p["burn"])
+        for player, banker in shoe.coups[:p["dealt"]]:
+            service.enter_coup(DEMO_DEALER, t, from_dealer(player, banker))
+
+    with ThreadPoolExecutor(16) as pool:
+        list(pool.map(deal, tables))
+    store.journal.close()
+    return plan
+
+
+# -- dealers --------------------------------------------------------------------------------
+def dealers(base: str, plan: dict[str, Any], pace: float, start: float, seconds: float,
+            out: str) -> None:
+    """Every table's dealer, posting through the API; writes (table, seq, accepted ms)."""
+    import httpx
+
+    from roads.engine import deal_shoe
+    from roads.rules import get_rules
+
+    rules = get_rules("standard-8")
+    accepted: list[tuple[str, int, float]] = []
+    posted: list[float] = []
+    errors: Counter[str] = Counter()
+
+    async def table(client: httpx.AsyncClient, t: str, p: dict[str, Any]) -> None:
+        rng = random.Random(p["seed"])
+        head = {"Authorization": f"Bearer {p['key']}"}
+        shoe, coup, number = deal_shoe(rules, p["seed"]), p["dealt"], 0
+        await asyncio.sleep(max(0.0, start - time.time()) + rng.uniform(0, pace))
+        while time.time() < start + seconds:
+            if coup >= len(shoe.coups):
+                number += 1
+                shoe, coup = deal_shoe(rules, rng.getrandbits(63)), 0
+                await client.post(f"/api/tables/{t}/shoes/close", json={}, headers=head)
+                await client.post(f"/api/tables/{t}/shoes", headers=head, json={
+                    "shoe_id": f"{t}-{number}", "burn_cards": list(shoe.burn_cards)})
+            await asyncio.sleep(rng.uniform(0.5, 1.5) * pace)
+            player, banker = shoe.coups[coup]
+            began = time.time()
+            try:
+                r = await client.post(f"/api/tables/{t}/coups", headers=head, json={
+                    "player_cards": list(player), "banker_cards": list(banker)})
+            except httpx.HTTPError as exc:
+                errors[type(exc).__name__] += 1
+                continue
+            if r.status_code in (200, 201):
+                now = time.time()
+                accepted.append((t, int(r.json()["seq"]), now * 1000))
+                posted.append(now - began)
+                coup += 1
+            else:
+                errors[str(r.status_code)] += 1
+
+    async def run() -> None:
+        limits = httpx.Limits(max_connections=128, max_keepalive_connections=128)
+        async with httpx.AsyncClient(base_url=base, limits=limits, timeout=60) as client:
+            await asyncio.gather(*(table(client, t, p) for t, p in plan.items()))
+
+    asyncio.run(run())
+    Path(out).write_text(json.dumps({"accepted": accepted, "posted": posted,
+                                     "errors": errors}))
+
+
+# -- screens --------------------------------------------------------------------------------
+def screens(base: str, assigned: list[str], ready: str, end: float, out: str) -> None:
+    """WebSocket screens; writes per screen (table, messages: (seq, received ms, sent ms,
+    type, bytes)) and how many updates did not follow the state shown."""
+    import websockets
+
+    records: list[dict[str, Any]] = []
+    url = base.replace("http://", "ws://")
+
+    async def screen(i: int, t: str, opened: asyncio.Event) -> None:
+        got: list[tuple[int, float, float, str, int]] = []
+        record: dict[str, Any] = {"table": t, "messages": got, "broken": 0}
+        records.append(record)
+        shown = -1
+        async with websockets.connect(f"{url}/ws/tables/{t}", max_size=None,
+                                      open_timeout=60, ping_interval=None) as ws:
+            first = True
+            while time.time() < end:
+                try:
+                    raw = await asyncio.wait_for(ws.recv(), timeout=max(0.1, end - time.time()))
+                except TimeoutError:
+                    break
+                now = time.time() * 1000
+                m = json.loads(raw)
+                if m["type"] == "update" and m["base"] != shown:
+                    record["broken"] += 1
+                if m["type"] in ("state", "update"):
+                    shown = m["seq"]
+                    got.append((m["seq"], now, m["sent"], m["type"], len(raw)))
+                    if first:
+                        first = False
+                        opened.set()
+
+    async def run() -> None:
+        tasks, waits = [], []
+        for i, t in enumerate(assigned):
+            opened = asyncio.Event()
+            tasks.append(asyncio.create_task(screen(i, t, opened)))
+            waits.append(opened)
+            if i % 50 == 49:  # open the screens in steps, as a floor powers up
+                await asyncio.gather(*(w.wait() for w in waits))
+        await asyncio.gather(*(w.wait() for w in waits))
+        Path(ready).write_text("ready")
+        await asyncio.gather(*tasks)
+
+    asyncio.run(run())
+    Path(out).write_text(json.dumps(records))
+
+
+# -- dashboard viewers ----------------------------------------------------------------------
+def _callback(page: str, table: str, n: int, seen: Any) -> dict[str, Any]:
+    if page == "overview":
+        return {"output": "..overview.children...overview-seq.data..",
+                "outputs": [{"id": "overview", "property": "children"},
+                            {"id": "overview-seq", "property": "data"}],
+                "inputs": [{"id": "overview-tick", "property": "n_intervals", "value": n}],
+                "state": [{"id": "overview-seq", "property": "data", "value": seen}],
+                "changedPropIds": ["overview-tick.n_intervals"]}
+    return {"output": "..table-body.children...table-seq.data..",
+            "outputs": [{"id": "table-body", "property": "children"},
+                        {"id": "table-seq", "property": "data"}],
+            "inputs": [{"id": "table-tick", "property": "n_intervals", "value": n}],
+            "state": [{"id": "table-id", "property": "data", "value": table},
+                      {"id": "table-seq", "property": "data", "value": seen}],
+            "changedPropIds": ["table-tick.n_intervals"]}
+
+
+def viewers(base: str, views: list[tuple[str, str]], start: float, end: float,
+            out: str) -> None:
+    """Dash pages polling as a browser does; writes (seconds, bytes, refreshed) per poll."""
+    import httpx
+
+    polls: list[tuple[float, int, bool]] = []
+
+    async def viewer(client: httpx.AsyncClient, page: str, table: str) -> None:
+        every = 1.0 if page == "overview" else 1.5
+        seen, n = None, 0
+        await asyncio.sleep(max(0.0, start - time.time()) + random.uniform(0, every))
+        await client.get("/" if page == "overview" else f"/tables/{table}")
+        while time.time() < end:
+            n += 1
+            began = time.time()
+            r = await client.post("/_dash-update-component", json=_callback(page, table, n, seen))
+            took = time.time() - began
+            body = r.json() if r.status_code == 200 else {}
+            refreshed = "response" in body
+            if refreshed:
+                seen = body["response"]["overview-seq" if page == "overview"
+                                         else "table-seq"]["data"]
+            polls.append((took, len(r.content), refreshed))
+            await asyncio.sleep(max(0.0, every - took))
+
+    async def run() -> None:
+        async with httpx.AsyncClient(base_url=base, timeout=60) as client:
+            await asyncio.gather(*(viewer(client, p, t) for p, t in views))
+
+    asyncio.run(run())
+    Path(out).write_text(json.dumps(polls))
+
+
+# -- one run --------------------------------------------------------------------------------
+def _q(values: list[float], p: int) -> float:
+    if len(values) < 2:
+        return values[0] if values else float("nan")
+    return statistics.quantiles(values, n=100)[p - 1]
+
+
+def latencies(accepted: list[list[Any]], records: list[dict[str, Any]], counted_from: float
+              ) -> tuple[list[float], list[float], int]:
+    """Per (coup, screen of its table): received − accepted and sent − accepted (ms); and
+    how many such pairs never got a state at or after the coup."""
+    by_table: dict[str, list[tuple[int, float]]] = defaultdict(list)
+    for t, seq, at in accepted:
+        if at >= counted_from:
+            by_table[t].append((seq, at))
+    total, server, missing = [], [], 0
+    for r in records:
+        coups = sorted(by_table.get(r["table"], ()))
+        messages = r["messages"]  # in sequence order
+        i = 0
+        for seq, at in coups:
+            while i < len(messages) and messages[i][0] < seq:
+                i += 1
+            if i == len(messages):
+                missing += 1
+                continue
+            _, received, sent, _, _ = messages[i]
+            total.append(max(0.0, received - at))
+            server.append(max(0.0, sent - at))
+    return total, server, missing
+
+
+def run(args: argparse.Namespace, round_no: int) -> dict[str, Any]:
+    work = Path(tempfile.mkdtemp(prefix="roads-floor-"))
+    root = work / "store"
+    tables = [f"T{i:03d}" for i in range(1, args.tables + 1)]
+    began = time.monotonic()
+    plan = _floor(root, tables, 1000 + round_no)
+    print(f"  floor of {len(tables)} tables ready in {time.monotonic() - began:.0f} s",
+          flush=True)
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    server = subprocess.Popen([ROADS, "serve", "--store", str(root), "--port", str(port),
+                               *(["--workers", str(args.workers)] if args.workers else [])],
+                              stdout=subprocess.DEVNULL)
+    spawn = multiprocessing.get_context("spawn")
+    try:
+        _wait_http(f"{base}/health", time.monotonic() + 120)
+        assigned = [tables[i % len(tables)] for i in range(args.screens)]
+        ready = work / "ready"
+        settle = 30 + args.screens / 20  # time allowed to open every screen
+        end = time.time() + settle + args.seconds + 3
+        screen_proc = spawn.Process(target=screens, args=(base, assigned, str(ready), end,
+                                                          str(work / "screens.json")))
+        screen_proc.start()
+        deadline = time.monotonic() + settle
+        while not ready.exists():
+            if time.monotonic() > deadline or not screen_proc.is_alive():
+                raise SystemExit("the screens did not open in time")
+            time.sleep(0.2)
+        start = time.time() + 1
+        dealing_end = start + args.seconds
+        procs = [spawn.Process(target=dealers, args=(base, plan, args.pace, start, args.seconds,
+                                                     str(work / "dealers.json")))]
+        views = [("overview" if args.viewer_page == "overview" else "tables",
+                  tables[(i * 7) % len(tables)]) for i in range(args.viewers)]
+        if views:
+            procs.append(spawn.Process(target=viewers, args=(base, views, start, dealing_end,
+                                                            str(work / "viewers.json"))))
+        for p in procs:
+            p.start()
+        cpu0, t0 = cpu_seconds(server.pid), time.monotonic()
+        samples = [(0, *memory_mb(server.pid))]
+        while any(p.is_alive() for p in procs):
+            time.sleep(min(args.sample, 1.0))
+            at = round(time.monotonic() - t0)
+            if at - samples[-1][0] >= args.sample:
+                samples.append((at, *memory_mb(server.pid)))
+        cpu = (cpu_seconds(server.pid) - cpu0) / (time.monotonic() - t0)
+        samples.append((round(time.monotonic() - t0), *memory_mb(server.pid)))
+        screen_proc.join(timeout=60)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    dealt = json.loads((work / "dealers.json").read_text())
+    records = json.loads((work / "screens.json").read_text())
+    polls = json.loads((work / "viewers.json").read_text()) if args.viewers else []
+    total, server_part, missing = latencies(dealt["accepted"], records,
+                                            (start + args.warmup) * 1000)
+    kinds = Counter(m[3] for r in records for m in r["messages"])
+    update_bytes = [m[4] for r in records for m in r["messages"] if m[3] == "update"]
+    state_bytes = [m[4] for r in records for m in r["messages"] if m[3] == "state"]
+    return {"coups": len(dealt["accepted"]), "errors": dealt["errors"],
+            "post_p50": _q(dealt["posted"], 50) * 1000, "post_p95": _q(dealt["posted"], 95) * 1000,
+            "pairs": len(total), "missing": missing,
+            "p50": _q(total, 50), "p95": _q(total, 95), "p99": _q(total, 99),
+            "max": max(total, default=float("nan")),
+            "server_p50": _q(server_part, 50), "server_p95": _q(server_part, 95),
+            "kinds": dict(kinds), "broken": sum(r["broken"] for r in records),
+            "update_bytes": statistics.median(update_bytes) if update_bytes else 0,
+            "state_bytes": statistics.median(state_bytes) if state_bytes else 0,
+            "cpu": cpu, "memory": samples,
+            "viewer_polls": len(polls),
+            "viewer_p50": _q([p[0] for p in polls], 50) * 1000 if polls else None,
+            "viewer_p95": _q([p[0] for p in polls], 95) * 1000 if polls else None,
+            "viewer_refreshes": sum(1 for p in polls if p[2])}
+
+
+def report(args: argparse.Namespace, r: dict[str, Any]) -> None:
+    print(f"  coups accepted: {r['coups']} (API answer p50 {r['post_p50']:.0f} ms, p95 "
+          f"{r['post_p95']:.0f} ms; refused/failed: {dict(r['errors']) or 'none'})")
+    print(f"  (coup, screen) pairs: {r['pairs']}  never reached: {r['missing']}  "
+          f"updates not following the screen's state: {r['broken']}")
+    print(f"  accepted coup -> screen: p50 {r['p50']:.0f} ms  p95 {r['p95']:.0f} ms  "
+          f"p99 {r['p99']:.0f} ms  max {r['max']:.0f} ms")
+    print(f"    of which accepted -> sent by the server: p50 {r['server_p50']:.0f} ms  "
+          f"p95 {r['server_p95']:.0f} ms")
+    print(f"  messages: {r['kinds']}; median update {r['update_bytes'] / 1024:.1f} KB, "
+          f"median whole state {r['state_bytes'] / 1024:.1f} KB (JSON, before compression)")
+    print(f"  server CPU: {r['cpu']:.2f} cores on average")
+    if r["viewer_polls"]:
+        print(f"  dashboard viewers ({args.viewer_page} page): {r['viewer_polls']} polls, "
+              f"{r['viewer_refreshes']} refreshed; answer p50 {r['viewer_p50']:.0f} ms  "
+              f"p95 {r['viewer_p95']:.0f} ms")
+    print("  server memory (s, RSS MB summed, PSS MB): "
+          + ", ".join(f"({s}, {rss:.0f}, {pss:.0f})" for s, rss, pss in r["memory"]))
+
+
+# -- first page -----------------------------------------------------------------------------
+def first_page(rounds: int, workers: int | None) -> None:
+    """``roads serve --demo`` in a fresh store: process start → first answer of ``/``,
+    of ``/table/T01`` and the first state on T01's socket."""
+    import websockets
+
+    async def first_state(url: str, deadline: float) -> None:
+        while True:
+            try:
+                async with websockets.connect(url) as ws:
+                    while json.loads(await ws.recv())["type"] != "state":
+                        pass
+                    return
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                await asyncio.sleep(0.02)
+
+    marks: list[tuple[float, float, float, float]] = []
+    for _ in range(rounds):
+        work = Path(tempfile.mkdtemp(prefix="roads-first-"))
+        port = free_port()
+        base = f"http://127.0.0.1:{port}"
+        began = time.monotonic()
+        server = subprocess.Popen([ROADS, "serve", "--demo", "--store", str(work / "demo"),
+                                   "--port", str(port),
+                                   *(["--workers", str(workers)] if workers else [])],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 60
+            _wait_http(f"{base}/", deadline)
+            home = time.monotonic() - began
+            _wait_http(f"{base}/table/T01", deadline)
+            table = time.monotonic() - began
+            asyncio.run(first_state(f"ws://127.0.0.1:{port}/ws/tables/T01", deadline))
+            state = time.monotonic() - began
+            marks.append((home, table, state, cpu_seconds(server.pid)))
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+        print(f"  / {home:.2f} s   /table/T01 {table:.2f} s   first state {state:.2f} s   "
+              f"(server CPU by then {marks[-1][3]:.2f} s)", flush=True)
+    med = [statistics.median(m[i] for m in marks) for i in range(4)]
+    print(f"median of {rounds}: / {med[0]:.2f} s, /table/T01 {med[1]:.2f} s, first state "
+          f"{med[2]:.2f} s (target <= 2 s); server CPU {med[3]:.2f} s")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--tables", type=int, default=100)
+    parser.add_argument("--pace", type=float, default=1.0,
+                        help="average seconds between coups at each table")
+    parser.add_argument("--screens", type=int, default=500)
+    parser.add_argument("--viewers", type=int, default=0)
+    parser.add_argument("--viewer-page", choices=("tables", "overview"), default="tables")
+    parser.add_argument("--seconds", type=float, default=120.0)
+    parser.add_argument("--warmup", type=float, default=10.0)
+    parser.add_argument("--workers", type=int, default=None)
+    parser.add_argument("--sample", type=float, default=15.0,
+                        help="seconds between memory samples")
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--first-page", type=int, default=0, metavar="ROUNDS")
+    args = parser.parse_args()
+    with open("/proc/loadavg") as f:
+        load = f.read().split()[:3]
+    print(f"machine: {multiprocessing.cpu_count()} cores, load average {' '.join(load)}")
+    if args.first_page:
+        first_page(args.first_page, args.workers)
+        return
+    results = []
+    for i in range(args.repeat):
+        print(f"run {i + 1}: {args.tables} tables at a coup per {args.pace:g} s, "
+              f"{args.screens} screens, {args.viewers} viewers, {args.seconds:g} s", flush=True)
+        results.append(run(args, i))
+        report(args, results[-1])
+    if len(results) > 1:
+        print(f"median over {len(results)} runs: p50 "
+              f"{statistics.median(r['p50'] for r in results):.0f} ms, p95 "
+              f"{statistics.median(r['p95'] for r in results):.0f} ms, p99 "
+              f"{statistics.median(r['p99'] for r in results):.0f} ms")
+
+
+if __name__ == "__main__":
+    threading.excepthook = lambda a: print(f"thread: {a.exc_value!r}", file=sys.stderr)
+    main()
