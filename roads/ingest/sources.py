@@ -60,16 +60,21 @@ def _field_type(name: str, dtype: pl.DataType) -> tuple[Any, Any]:
     raise TypeError(f"no request type for canonical column {name}")  # pragma: no cover
 
 
+def _parsed_cards(value: list[str] | None) -> list[str] | None:
+    """Card codes as the schema writes them; a bad code is the field's error."""
+    try:
+        return None if value is None else parse_cards(value)
+    except CardError as exc:
+        raise ValueError(str(exc)) from None
+
+
 class _CoupBase(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     @field_validator("player_cards", "banker_cards", check_fields=False)
     @classmethod
     def _cards(cls, value: list[str] | None) -> list[str] | None:
-        try:
-            return None if value is None else parse_cards(value)
-        except CardError as exc:
-            raise ValueError(str(exc)) from None
+        return _parsed_cards(value)
 
     @model_validator(mode="after")
     def _complete(self) -> _CoupBase:
@@ -117,10 +122,7 @@ class ShoeIn(BaseModel):
     @field_validator("burn_cards")
     @classmethod
     def _cards(cls, value: list[str] | None) -> list[str] | None:
-        try:
-            return None if value is None else parse_cards(value)
-        except CardError as exc:
-            raise ValueError(str(exc)) from None
+        return _parsed_cards(value)
 
 
 class Amendment(BaseModel):
