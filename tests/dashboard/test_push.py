@@ -68,8 +68,8 @@ def test_a_slow_screen_skips_stale_states_and_holds_up_no_one(tmp_path: Path) ->
         seq = 0
         for outcome in "BBPTP":
             seq = floor.coup("T1", outcome).seq
-            await asyncio.sleep(0.1)  # each coup its own change for the screens
-        await _until(lambda: fast.states()[-1]["seq"] == seq)
+            # Each coup its own change: the fast screen shows it before the next is dealt.
+            await _until(lambda s=seq: fast.states()[-1]["seq"] == s)
         assert slow.messages == []  # still sending its first state
         slow.gate.set()
         await _until(lambda: bool(slow.states()) and slow.states()[-1]["seq"] == seq)
