@@ -5,6 +5,7 @@ two workers over one store serve a table's screens the same states (and each oth
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -47,6 +48,10 @@ class _Socket:
         return [m for m in self.messages if m["type"] in ("state", "update")]
 
 
+def _shows(screen: _Socket, seq: int) -> bool:
+    return bool(screen.states()) and screen.states()[-1]["seq"] == seq
+
+
 async def _until(test: Callable[[], bool]) -> None:
     async def wait() -> None:
         while not test():
@@ -69,7 +74,7 @@ def test_a_slow_screen_skips_stale_states_and_holds_up_no_one(tmp_path: Path) ->
         for outcome in "BBPTP":
             seq = floor.coup("T1", outcome).seq
             # Each coup its own change: the fast screen shows it before the next is dealt.
-            await _until(lambda s=seq: fast.states()[-1]["seq"] == s)
+            await _until(functools.partial(_shows, fast, seq))
         assert slow.messages == []  # still sending its first state
         slow.gate.set()
         await _until(lambda: bool(slow.states()) and slow.states()[-1]["seq"] == seq)
