@@ -43,51 +43,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from benchmarks.procs import cpu_seconds, memory_mb
+
 ROADS = str(Path(sys.executable).with_name("roads"))
 
 
 # -- the server's processes -----------------------------------------------------------------
-def _tree(pid: int) -> list[int]:
-    try:
-        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-    except OSError:
-        return []
-    return [pid, *(p for c in children for p in _tree(int(c)))]
-
-
-def _status_kb(pid: int, key: str, name: str = "status") -> int:
-    try:
-        for line in Path(f"/proc/{pid}/{name}").read_text().splitlines():
-            if line.startswith(key):
-                return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
-
-
-def memory_mb(pid: int) -> tuple[float, float]:
-    """RSS summed over the process tree (shared pages counted in each process) and PSS
-    (shared pages split between the processes sharing them: what the tree really uses)."""
-    pids = _tree(pid)
-    rss = sum(_status_kb(p, "VmRSS:") for p in pids)
-    pss = sum(_status_kb(p, "Pss:", "smaps_rollup") for p in pids)
-    return rss / 1024, pss / 1024
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of the process tree so far."""
-    import os
-
-    total = 0
-    for p in _tree(pid):
-        try:
-            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += int(fields[11]) + int(fields[12])
-    return total / os.sysconf("SC_CLK_TCK")
-
-
 def free_port() -> int:
     import socket
 

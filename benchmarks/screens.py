@@ -38,6 +38,7 @@ from typing import Any
 
 from playwright.sync_api import sync_playwright
 
+from benchmarks.procs import tree_memory_mb
 from roads.auth import Auth
 from roads.engine import deal_shoe
 from roads.rules import get_rules
@@ -81,13 +82,6 @@ MARKS = """() => ({
   loaded: performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd,
   socket: window.__socketOpen, received: window.__firstPaint[0], drawn: window.__firstPaint[1],
 })"""
-
-
-def _rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 def _post(url: str, key: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -210,7 +204,7 @@ def main() -> None:
                 page.wait_for_selector("#screen-root[data-seq]")
                 loads.append(time.perf_counter() - start)
                 pages[t] = page
-            rss_start = _rss_mb(server.pid)
+            rss_start = tree_memory_mb(server.pid)
             accepted: list[tuple[str, int, float]] = []
             threads = [threading.Thread(target=_dealer, args=(base, t, keys[t], args.seconds,
                                                               args.pace, i, accepted))
@@ -222,7 +216,7 @@ def main() -> None:
             began = time.monotonic()
             while any(th.is_alive() for th in threads):
                 time.sleep(min(60.0, args.seconds / 10))
-                samples.append((round(time.monotonic() - began), round(_rss_mb(server.pid))))
+                samples.append((round(time.monotonic() - began), round(tree_memory_mb(server.pid))))
             time.sleep(1.0)
             drawn = {t: pg.evaluate("window.__drawn") for t, pg in pages.items()}
             browser.close()
@@ -254,7 +248,7 @@ def main() -> None:
             print(f"  accepted -> {label}: p50 {pq[49]:.0f} ms  p95 {pq[94]:.0f} ms")
         print(f"first load of a table screen: median {statistics.median(loads):.2f} s  "
               f"max {max(loads):.2f} s  (target <= 2 s)")
-        print(f"server RSS: {rss_start:.0f} MB after the screens opened; "
+        print(f"server memory (PSS, all processes): {rss_start:.0f} MB after the screens opened; "
               f"samples (s, MB): {samples}")
     finally:
         server.terminate()

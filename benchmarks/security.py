@@ -5,8 +5,9 @@ Targets: 100 concurrent 50 MB POSTs with no key → server RSS grows by < 50 MB 
 posts from a legitimate key keep p95 < 100 ms; a login flood of 50 attempts/s from many
 addresses → coup-post p95 < 50 ms.
 
-A `roads serve` process on a loopback port (its RSS read from /proc). One client posts a
-coup every 50 ms with the table's key and times each answer; meanwhile either 100 attackers
+A `roads serve` on a loopback port (its memory: PSS summed over its processes, from
+/proc). One client posts a coup every 50 ms with the table's key
+and times each answer; meanwhile either 100 attackers
 (half announcing 50 MB with Content-Length, half sending chunked) each try to upload 50 MB
 without a key, reconnecting a second after the server hangs up, or a flood of logins with
 wrong passwords from 50 loopback addresses (127.0.0.10-59) arrives at 50 attempts/s; the
@@ -33,6 +34,7 @@ from typing import Any
 
 import httpx
 
+from benchmarks.procs import tree_memory_mb
 from roads.auth import Auth
 from roads.store import Store
 from tests.e2e.conftest import free_port
@@ -44,13 +46,6 @@ ADDRESSES = [f"127.0.0.{i}" for i in range(10, 60)]
 COUP_INTERVAL = 0.05
 COUPS_PER_SHOE = 50
 PHASES = ("none", "uploads", "logins")
-
-
-def _rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 class Table:
@@ -197,9 +192,9 @@ def _attack(kind: str, url: str, port: int, seconds: float, report: Any) -> None
 
 async def _deal_beside(table: Table, kind: str, url: str, port: int, pid: int,
                        seconds: float) -> dict[str, Any]:
-    """Coup latencies (and the server's RSS) while an attack of ``kind`` runs, or none."""
+    """Coup latencies (and the server's memory) while an attack of ``kind`` runs, or none."""
     await table.deal(1.0)  # warm
-    before = peak = _rss_mb(pid)
+    before = peak = tree_memory_mb(pid)
     context = multiprocessing.get_context("spawn")
     report = context.Queue()
     attacker = None if kind == "none" else context.Process(
@@ -212,7 +207,7 @@ async def _deal_beside(table: Table, kind: str, url: str, port: int, pid: int,
     async def watch() -> None:
         nonlocal peak
         while time.perf_counter() < end:
-            peak = max(peak, _rss_mb(pid))
+            peak = max(peak, tree_memory_mb(pid))
             await asyncio.sleep(0.1)
 
     watcher = asyncio.create_task(watch())
@@ -282,7 +277,7 @@ def main() -> None:
     print(f"\nno attack ({args.runs} runs of {args.seconds:g} s, medians): coup posts p95 "
           f"{median(base, 'p95_ms'):.1f} ms, p50 {median(base, 'p50_ms'):.1f} ms")
     print(f"{ATTACKERS} concurrent 50 MB POSTs without a key ({args.runs} runs of "
-          f"{args.seconds:g} s, medians): server RSS +{median(up, 'rss_growth_mb'):.1f} MB "
+          f"{args.seconds:g} s, medians): server memory +{median(up, 'rss_growth_mb'):.1f} MB "
           f"(target < 50), coup posts p95 {median(up, 'p95_ms'):.1f} ms (target < 100), "
           f"p50 {median(up, 'p50_ms'):.1f} ms")
     print(f"login flood {LOGINS_PER_SECOND}/s from {len(ADDRESSES)} addresses (medians): "
