@@ -36,6 +36,8 @@ import httpx
 
 from benchmarks.procs import tree_memory_mb
 from roads.auth import Auth
+from roads.engine import deal_shoe
+from roads.rules import get_rules
 from roads.store import Store
 from tests.e2e.conftest import free_port
 
@@ -46,6 +48,7 @@ ADDRESSES = [f"127.0.0.{i}" for i in range(10, 60)]
 COUP_INTERVAL = 0.05
 COUPS_PER_SHOE = 50
 PHASES = ("none", "uploads", "logins")
+RULES = get_rules("standard-8")
 
 
 class Table:
@@ -56,12 +59,16 @@ class Table:
                                         headers={"Authorization": f"Bearer {key}"})
         self.shoes = 0
         self.coups = 0
+        self.hands: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
 
     async def _open(self) -> None:
         if self.shoes:
             (await self.client.post("/api/tables/T1/shoes/close")).raise_for_status()
         self.shoes += 1
-        r = await self.client.post("/api/tables/T1/shoes", json={"shoe_id": f"B{self.shoes}"})
+        shoe = deal_shoe(RULES, self.shoes)  # real cards: the shoe's inventory is checked
+        self.hands = list(shoe.coups)
+        r = await self.client.post("/api/tables/T1/shoes", json={
+            "shoe_id": f"B{self.shoes}", "burn_cards": list(shoe.burn_cards)})
         r.raise_for_status()
         self.coups = 0
 
@@ -70,12 +77,13 @@ class Table:
         latencies = []
         end = time.perf_counter() + seconds
         while time.perf_counter() < end:
-            if self.shoes == 0 or self.coups >= COUPS_PER_SHOE:
+            if self.shoes == 0 or self.coups >= min(COUPS_PER_SHOE, len(self.hands)):
                 await self._open()  # not timed: a shoe change, not a coup
+            player, banker = self.hands[self.coups]
             start = time.perf_counter()
             r = await self.client.post("/api/tables/T1/coups",
-                                       json={"player_cards": ["9h", "Kd"],
-                                             "banker_cards": ["5s", "2c"]})
+                                       json={"player_cards": list(player),
+                                             "banker_cards": list(banker)})
             latencies.append((time.perf_counter() - start) * 1000)
             r.raise_for_status()
             self.coups += 1

@@ -14,7 +14,8 @@ A bundle is a directory of open formats, each table as CSV and Parquet:
   when the export asks for them;
 - ``file_shoes``: for each stored file holding the slice's shoes, its shoes' digests in key
   order (other shoes as opaque leaves), which recompute the content digest the journal
-  recorded for that file;
+  recorded for that file, and which coups of each shoe the file holds (a shoe imported in
+  parts is in several files);
 - ``checkpoints.jsonl`` and ``store-key.pub``: the store's signed checkpoints of the journal's
   head, and the key they verify with.
 
@@ -79,7 +80,8 @@ JOURNAL: dict[str, pl.DataType] = {
     "redacted": pl.Boolean()}
 FILE_SHOES: dict[str, pl.DataType] = {
     "path": pl.String(), "position": pl.Int64(), "table_id": pl.String(),
-    "shoe_id": pl.String(), "digest": pl.String(), "leaf": pl.String()}
+    "shoe_id": pl.String(), "digest": pl.String(), "leaf": pl.String(),
+    "coups": pl.String()}
 FORMATS = ("pdf", "csv", "parquet", "xlsx")
 PDF_MAX_COUPS = 50_000
 #: Files whose digests make up the data digest printed on every PDF page.
@@ -331,16 +333,21 @@ def _file_shoes(store: Store, keys: set[tuple[str, str]], stored: list[dict[str,
     """For every stored coups file holding the slice's shoes: each shoe's digest in key
     order, other shoes' lines as opaque leaves (they recompute the file's content digest
     without naming other tables' shoes)."""
+    from roads.audit.bundle_check import coup_ranges
     from roads.store.digest import leaf, shoe_digests
 
     rows = []
     for entry in stored:
-        digests = shoe_digests(store.read.file_coups(entry["path"])).sort(*SHOE_KEY)
+        coups = store.read.file_coups(entry["path"])
+        digests = shoe_digests(coups).sort(*SHOE_KEY)
+        numbers = {(t, s): n for t, s, n in coups.group_by(*SHOE_KEY).agg(
+            pl.col("coup").sort()).iter_rows()}
         for i, (t, s, d) in enumerate(digests.iter_rows()):
             mine = (t, s) in keys
             rows.append({"path": entry["path"], "position": i, "table_id": t if mine else None,
                          "shoe_id": s if mine else None, "digest": d if mine else None,
-                         "leaf": leaf(t, s, d)})
+                         "leaf": leaf(t, s, d),
+                         "coups": coup_ranges(numbers[(t, s)]) if mine else None})
     return pl.DataFrame(rows, schema=FILE_SHOES)
 
 

@@ -199,6 +199,30 @@ def _as_entered(t: dict[str, pl.DataFrame]) -> pl.DataFrame:
     return pl.concat([rest, conform(restored, "coups")])
 
 
+def coup_ranges(numbers: list[int]) -> str:
+    """Sorted coup numbers as ranges ("1-20 41-60"): which of a shoe's coups one file holds
+    (a shoe imported in parts is in several files)."""
+    out: list[str] = []
+    start = prev = None
+    for n in [*numbers, None]:
+        if n is not None and prev is not None and n == prev + 1:
+            prev = n
+            continue
+        if start is not None:
+            out.append(str(start) if start == prev else f"{start}-{prev}")
+        start = prev = n
+    return " ".join(out)
+
+
+def coup_numbers(ranges: str) -> list[int]:
+    """The coup numbers :func:`coup_ranges` wrote."""
+    out: list[int] = []
+    for part in ranges.split():
+        first, _, last = part.partition("-")
+        out.extend(range(int(first), int(last or first) + 1))
+    return out
+
+
 def _stored_shoes(t: dict[str, pl.DataFrame], events: list[Event | Link]) -> None:
     """Each stored file's leaves recompute the content digest its journal event recorded;
     each of the slice's shoes in it gives, as entered, the digest listed for it."""
@@ -210,8 +234,21 @@ def _stored_shoes(t: dict[str, pl.DataFrame], events: list[Event | Link]) -> Non
     listing = t["file_shoes"].sort("path", "position")
     if listing.is_empty():
         return
-    digests = shoe_digests(_as_entered(t))
+    entered = _as_entered(t)
+    digests = shoe_digests(entered)
     mine = {(r[0], r[1]): r[2] for r in digests.iter_rows()}
+    named = listing.filter(pl.col("table_id").is_not_null())
+    in_parts = set(named.filter(pl.struct("table_id", "shoe_id").is_duplicated())
+                   .select("table_id", "shoe_id").iter_rows())
+
+    def part_digest(r: dict[str, Any]) -> str | None:
+        """The digest of the coups of a shoe imported in parts that this file holds."""
+        part = entered.filter((pl.col("table_id") == r["table_id"])
+                              & (pl.col("shoe_id") == r["shoe_id"])
+                              & pl.col("coup").is_in(coup_numbers(r["coups"] or "")))
+        found = shoe_digests(part)
+        return str(found["digest"][0]) if found.height else None
+
     for (path,), rows in listing.group_by("path", maintain_order=True):
         if path not in recorded:
             raise BundleError(f"no journal event of the bundle records the file {path}")
@@ -219,7 +256,8 @@ def _stored_shoes(t: dict[str, pl.DataFrame], events: list[Event | Link]) -> Non
             raise BundleError(f"the shoe digests listed for {path} do not give the content "
                               "digest its journal event recorded")
         for r in rows.filter(pl.col("table_id").is_not_null()).iter_rows(named=True):
-            if mine.get((r["table_id"], r["shoe_id"])) != r["digest"]:
+            key = (r["table_id"], r["shoe_id"])
+            if (part_digest(r) if key in in_parts else mine.get(key)) != r["digest"]:
                 raise BundleError(f"the coups of shoe {r['table_id']}/{r['shoe_id']} are not "
                                   f"the coups stored in {path} (their digest differs)")
 

@@ -169,6 +169,24 @@ def stored_shoes(db: sqlite3.Connection) -> set[tuple[str, str]]:
         "SELECT DISTINCT table_id, shoe_id FROM catalog_shoes").fetchall()}
 
 
+def split_shoes(db: sqlite3.Connection, table_id: str | None = None,
+                keys: Iterable[tuple[str, str]] | None = None) -> set[tuple[str, str]]:
+    """Shoes whose coups more than one coups file holds: a shoe imported in parts (a later
+    file carrying its later coups). Its shoe row was written by the first part only, so
+    readers count such a shoe from its coups. ``keys``: only among these shoes."""
+    if keys is not None:
+        return {(r[0], r[1]) for r in db.execute(
+            "SELECT c.table_id, c.shoe_id FROM catalog_shoes c JOIN (SELECT "
+            "json_extract(value, '$[0]') AS t, json_extract(value, '$[1]') AS s FROM "
+            "json_each(?)) k ON c.table_id = k.t AND c.shoe_id = k.s "
+            "GROUP BY c.table_id, c.shoe_id HAVING count(*) > 1",
+            (json.dumps([list(k) for k in keys]),)).fetchall()}
+    where, args = ("WHERE table_id = ? ", (table_id,)) if table_id is not None else ("", ())
+    return {(r[0], r[1]) for r in db.execute(
+        f"SELECT table_id, shoe_id FROM catalog_shoes {where}"
+        "GROUP BY table_id, shoe_id HAVING count(*) > 1", args).fetchall()}
+
+
 def shoes_of(db: sqlite3.Connection, paths: Sequence[str]) -> dict[str, set[tuple[str, str]]]:
     """The shoes each of ``paths`` holds (one scan, see :func:`_forget`)."""
     out: dict[str, set[tuple[str, str]]] = {p: set() for p in paths}

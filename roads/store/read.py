@@ -123,6 +123,8 @@ class Snapshot:
     shoes_by_file: dict[str, set[tuple[str, str]]]
     live: dict[tuple[str, str], list[Event]] = field(default_factory=dict)
     open: set[tuple[str, str]] = field(default_factory=set)
+    #: Stored shoes imported in parts (:func:`catalog.split_shoes`); known to shoe reads.
+    split: set[tuple[str, str]] = field(default_factory=set)
 
     def clean(self, entry: FileEntry) -> bool:
         """A file no correction touches (its rows are the record as they are)."""
@@ -155,9 +157,10 @@ class Reader:
             touched = touched_shoes(fixes)
             by_file = catalog.shoes_of(db, [f.path for f in entries]) if touched else {}
             live, still_open = self._journaled(db, sel)
+            split = catalog.split_shoes(db, sel.table_id) if table == "shoes" else set()
         finally:
             db.execute("COMMIT")
-        return Snapshot(entries, fixes, touched, by_file, live, still_open)
+        return Snapshot(entries, fixes, touched, by_file, live, still_open, split)
 
     def _journaled(self, db: Any, sel: Selection
                    ) -> tuple[dict[tuple[str, str], list[Event]], set[tuple[str, str]]]:
@@ -347,21 +350,43 @@ class Reader:
             if sel.end is not None:
                 out = out.filter(day <= sel.end)
             out = out.unique(["table_id", "shoe_id"], keep="first", maintain_order=True)
-            return self._corrected_counts(out, snap)
+            return self._recounted(out, snap)
         return self._retrying(read, sel, "shoes")
 
-    def _corrected_counts(self, shoes: pl.DataFrame, snap: Snapshot) -> pl.DataFrame:
-        """Shoe rows of shoes a correction touched count their coups after it (a voided
-        double entry was never dealt); the others are as stored."""
-        touched = {k for k in snap.touched
-                   if k in set(shoes.select("table_id", "shoe_id").iter_rows())}
-        if not touched:
+    def _recounted(self, shoes: pl.DataFrame, snap: Snapshot) -> pl.DataFrame:
+        """Shoe rows counted from their coups where the stored row cannot say: shoes a
+        correction touched count their coups and cards after it (a voided double entry was
+        never dealt), and shoes imported in parts also take their first and last coup's
+        time from all their coups (the row was written by the first part). The others are
+        as stored."""
+        keys = set(shoes.select("table_id", "shoe_id").iter_rows())
+        touched, split = snap.touched & keys, snap.split & keys
+        if not touched and not split:
             return shoes
-        counts = self.coups(Selection(shoes=frozenset(touched))).group_by(
-            "table_id", "shoe_id").agg(pl.len().cast(pl.Int16).alias("_n"))
-        return shoes.join(counts, on=["table_id", "shoe_id"], how="left",
-                          maintain_order="left").with_columns(
-            pl.coalesce("_n", "coups").alias("coups")).drop("_n")
+        cards = pl.col("player_cards").list.len() + pl.col("banker_cards").list.len()
+        counts = self.coups(Selection(shoes=frozenset(touched | split))).group_by(
+            "table_id", "shoe_id").agg(
+            pl.len().cast(pl.Int16).alias("_n"),
+            pl.when(pl.col("player_cards").is_not_null().all()).then(cards.sum())
+            .cast(pl.Int16).alias("_cards"),
+            pl.col("dealt_at").min().alias("_first"), pl.col("dealt_at").max().alias("_last"))
+        parts = pl.DataFrame([(t, s_, True) for t, s_ in split],
+                             schema={"table_id": pl.String, "shoe_id": pl.String,
+                                     "_split": pl.Boolean}, orient="row")
+        found = pl.col("_n").is_not_null()
+        in_parts = pl.col("_split").fill_null(False)
+        return (shoes.join(counts, on=["table_id", "shoe_id"], how="left",
+                           maintain_order="left")
+                .join(parts, on=["table_id", "shoe_id"], how="left", maintain_order="left")
+                .with_columns(
+                    pl.when(found).then("_n").otherwise("coups").alias("coups"),
+                    *([pl.when(found).then("_cards").otherwise("cards_dealt")
+                       .alias("cards_dealt")] if "cards_dealt" in shoes.columns else []),
+                    pl.when(in_parts).then(pl.min_horizontal("started_at", "_first"))
+                    .otherwise("started_at").alias("started_at"),
+                    pl.when(in_parts).then(pl.max_horizontal("ended_at", "_last"))
+                    .otherwise("ended_at").alias("ended_at"))
+                .drop("_n", "_cards", "_first", "_last", "_split"))
 
     def shoe_page(self, table_id: str | None = None, start: date | None = None,
                   end: date | None = None, still_open: bool | None = None, offset: int = 0,
@@ -417,6 +442,7 @@ class Reader:
                     "FROM shoe_index x WHERE x.table_id = s.table_id AND x.shoe_id = "
                     "s.shoe_id) ORDER BY started_at DESC, table_id, shoe_id LIMIT ? OFFSET ?",
                     [*args, want, skip]).fetchall()
+            split = catalog.split_shoes(db, keys=[(r[0], r[1]) for r in stored_rows])
         finally:
             db.execute("COMMIT")
         stored = _index_frame(stored_rows)
@@ -424,8 +450,8 @@ class Reader:
             pl.col("source").cast(pl.String)).cast(PAGE_COLUMNS)  # type: ignore[arg-type]
         page = pl.concat([live_page, stored])
         touched = touched_shoes(fixes)
-        snap = Snapshot([], fixes, touched, {})
-        return self._corrected_counts(page, snap), journaled_rows.height + stored_total
+        snap = Snapshot([], fixes, touched, {}, split=split)
+        return self._recounted(page, snap), journaled_rows.height + stored_total
 
     def tables(self) -> list[str]:
         """Every table of the record: stored shoes' tables and the journal's."""

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from roads.audit.bundle import (
     BundleError,
@@ -19,6 +21,7 @@ from roads.audit.bundle import (
     sha256,
     verify,
 )
+from roads.audit.bundle_check import coup_numbers, coup_ranges
 from roads.errors import InputError
 from roads.ingest.entry import CoupEntry
 from roads.ingest.readers import ReadOptions
@@ -297,3 +300,50 @@ def test_imported_coups_are_checked_against_their_journaled_digests(tmp_path: Pa
         _reseal(out, name)
     with pytest.raises(BundleError, match="not the coups stored in"):
         verify(out)
+
+
+def test_a_shoe_imported_in_parts_is_one_shoe_to_every_reader(tmp_path: Path) -> None:
+    """A later file carrying a stored shoe's later coups (a shoe across two daily exports):
+    its shoe row counts every coup, and its bundle verifies part by part."""
+    store = Store.create(tmp_path / "store")
+    head = "table,shoe,coup,result,player,banker,time\n"
+    first, second = tmp_path / "day1.csv", tmp_path / "day2.csv"
+    first.write_text(head + "T9,H1,1,P,9h Kd,5s 3c,2026-03-01T23:58:00Z\n"
+                     "T9,H1,2,P,8h Qd,7s Kc,2026-03-01T23:59:00Z\n")
+    second.write_text(head + "T9,H1,3,T,9c Kh,9s Jc,2026-03-02T00:00:30Z\n"
+                      "T9,H1,4,P,4h 3d,4c 2s,2026-03-02T00:01:30Z\n")
+    for f in (first, second):
+        report = ingest([f], store, ReadOptions(), get_rules("standard-8"))
+        totals = report.report["totals"]
+        assert (totals["accepted"], totals["flagged"], totals["quarantined"]) == (2, 0, 0)
+    row = store.read.shoes().row(0, named=True)
+    assert (row["coups"], row["cards_dealt"]) == (4, 16)
+    assert str(row["started_at"]) == "2026-03-01 23:58:00+00:00"
+    assert str(row["ended_at"]) == "2026-03-02 00:01:30+00:00"
+    page, total = store.read.shoe_page()
+    assert total == 1 and page["coups"].to_list() == [4]
+    out = tmp_path / "bundle"
+    export_bundle(store, Slice("T9", "H1"), out, "auditor")
+    verify(out)
+    assert pl.read_csv(out / "shoes.csv")["coups"].to_list() == [4]
+    assert sorted(pl.read_parquet(out / "file_shoes.parquet")["coups"].to_list()) == \
+        ["1-2", "3-4"]
+    # Claiming a coup for the other file is caught: each part's digest is recomputed.
+    from roads.audit.bundle import csv_ready
+
+    listing = pl.read_parquet(out / "file_shoes.parquet")
+    moved = listing.with_columns(pl.col("coups").replace({"1-2": "1-3", "3-4": "4"}))
+    moved.write_parquet(out / "file_shoes.parquet")
+    csv_ready(moved).write_csv(out / "file_shoes.csv")
+    for name in ("file_shoes.parquet", "file_shoes.csv"):
+        _reseal(out, name)
+    with pytest.raises(BundleError, match="not the coups stored in"):
+        verify(out)
+
+
+@given(st.sets(st.integers(1, 200)))
+def test_coup_ranges_give_back_their_numbers(numbers: set[int]) -> None:
+    ranges = coup_ranges(sorted(numbers))
+    assert coup_numbers(ranges) == sorted(numbers)
+    assert len(ranges.split()) == 1 + sum(1 for n in numbers if n + 1 not in numbers) - 1 \
+        if numbers else ranges == ""
