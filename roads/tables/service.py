@@ -167,11 +167,14 @@ class TableService:
         return event if event is not None and event.kind == "correction_requested" else None
 
 
-def open_service(root: Path, settings: Settings | None = None,
-                 create: bool = False) -> TableService:
-    """The service over the store at ``root`` (made when ``create``; else it must exist)."""
+def open_service(root: Path, settings: Settings | None = None, create: bool = False,
+                 group_commit: bool = False) -> TableService:
+    """The service over the store at ``root`` (made when ``create``; else it must exist).
+
+    ``group_commit``: concurrent writers share commits (a server's request threads: one
+    fsync per commit instead of one per coup, each answer still after its own commit)."""
     store = Store.create(root) if create else Store.open(root)
-    return TableService(store, settings)
+    return TableService(store, settings, GroupCommitter(store.journal) if group_commit else None)
 
 
 __all__ = ["DEMO_DEALER", "Settings", "TableService", "open_service", "preset_rule_set"]
