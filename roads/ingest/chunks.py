@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
 
 from roads.errors import InputError
 from roads.faults import point
@@ -33,12 +34,13 @@ from roads.ingest.readers import ReadOptions, staged_batches
 from roads.ingest.validate import Hands, Parsed, parse_staged
 from roads.store.layout import TEMPORARY_PREFIX
 
-#: Bytes of input read, parsed and spilled at a time (about 0.9 million coups of a
+#: Bytes of input read, parsed and spilled at a time (about 0.45 million coups of a
 #: card-level export). Tests lower it to cut small files into many chunks.
-CHUNK_BYTES = 64 << 20
+CHUNK_BYTES = 32 << 20
 #: Rows per batch on the general path (a card-level row is about 70 bytes).
 CHUNK_ROWS = CHUNK_BYTES // 70
 SPILL = "spill"
+_GENERATIONS = 1 << 20  # keys per day
 _SIDES = ("p", "b")
 
 
@@ -88,46 +90,106 @@ def from_frame(frame: pl.DataFrame, path: Path) -> Parsed:
 
 
 class Spill:
-    """One input file's parsed rows in ``buckets`` buckets of whole shoes, on disk."""
+    """One input file's parsed rows on disk, to be read back in buckets of whole shoes.
+
+    Each row goes under its shoe's *key*: the day of the shoe's first rows (as first seen)
+    and, for a day too large for one bucket, which part of that day, so that a bucket holds
+    whole shoes of neighbouring days and writes few part files (a store files shoes by
+    day). Each chunk is one Arrow IPC
+    file of record batches, one run of batches per key; a bucket reads its keys' batches
+    from every chunk, keys in order and each key's chunks in file order, so each shoe's rows
+    keep their order (and a file listed shoe by shoe stays shoe by shoe). The shoes seen
+    and their keys are the one state kept across chunks (a row per shoe)."""
 
     def __init__(self, root: Path, run_id: str, number: int, path: Path) -> None:
         self.path = path
         self.folder = root / SPILL / run_id / str(number)
         self.buckets = max(2, math.ceil(path.stat().st_size / CHUNK_BYTES))
-        self.chunks = 0
         self.folder.mkdir(parents=True, exist_ok=True)
-
-    def _path(self, bucket: int, chunk: int) -> Path:
-        return self.folder / f"{TEMPORARY_PREFIX}{bucket:05d}-{chunk:05d}.arrow"
-
-    def add(self, parsed: Parsed) -> None:
-        """Spill one chunk's rows, each to its shoe's bucket."""
-        frame = to_frame(parsed).with_columns(
-            (pl.struct("table_id", "shoe_id").hash() % self.buckets).alias("~bucket"))
-        for (bucket,), rows in frame.partition_by("~bucket", maintain_order=True,
-                                                  include_key=False, as_dict=True).items():
-            rows.write_ipc(self._path(int(bucket), self.chunks))
-        self.chunks += 1
-        point("ingest:spilled")
-
-    def __iter__(self) -> Iterator[Parsed]:
-        """Each bucket's rows in file order (buckets without rows are left out)."""
-        for bucket in range(self.buckets):
-            files = [p for c in range(self.chunks) if (p := self._path(bucket, c)).is_file()]
-            if not files:
-                continue
-            frame = pl.concat([pl.read_ipc(f) for f in files])
-            for f in files:
-                f.unlink()
-            if not frame["_row"].is_sorted():  # (a general-path batch out of order)
-                frame = frame.sort("_row", maintain_order=True)
-            yield from_frame(frame, self.path)
+        self.clear()
 
     def clear(self) -> None:
         """Drop every spilled row (to spill the file again)."""
-        self.remove()
-        self.folder.mkdir(parents=True)
+        for old in self.folder.iterdir():
+            old.unlink()
         self.chunks = 0
+        self.shoes = pl.DataFrame(schema={"table_id": pl.String, "shoe_id": pl.String,
+                                          "~key": pl.Int64})
+        self.batches: dict[int, list[tuple[int, int, int]]] = {}  # key -> chunk, first, n
+        self.sizes: dict[int, int] = {}  # key -> bytes spilled
+        self.generation: dict[int, int] = {}  # day -> the key its new shoes take
+
+    def _file(self, chunk: int) -> Path:
+        return self.folder / f"{TEMPORARY_PREFIX}{chunk:05d}.arrow"
+
+    def _keys(self, frame: pl.DataFrame) -> pl.Series:
+        """Each row's key (see the class doc); a shoe keeps the key it was first given."""
+        ids = ["table_id", "shoe_id"]
+        seen = frame.group_by(ids, maintain_order=True).agg(
+            pl.col("~dealt_at").min().dt.epoch("d").fill_null(1 << 30).alias("~day"))
+        new = seen.join(self.shoes, on=ids, how="anti", nulls_equal=True)
+        if new.height:
+            now = {day: day * _GENERATIONS + self.generation.get(day, 0)
+                   for day in new["~day"].unique().to_list()}
+            self.shoes = pl.concat([self.shoes, new.select(*ids, pl.col("~day").replace_strict(
+                now, return_dtype=pl.Int64).alias("~key"))])
+        return frame.select(ids).join(self.shoes, on=ids, how="left", nulls_equal=True,
+                                      maintain_order="left")["~key"]
+
+    def _grown(self) -> None:
+        """A day whose current key holds half a chunk's worth takes its new shoes to a new
+        key (so no key outgrows a bucket, however many coups one day holds)."""
+        for key, size in self.sizes.items():
+            day, generation = divmod(key, _GENERATIONS)
+            if size >= CHUNK_BYTES // 2 and self.generation.get(day, 0) == generation:
+                self.generation[day] = generation + 1
+
+    def add(self, parsed: Parsed) -> None:
+        """Spill one chunk's rows, grouped by key."""
+        frame = to_frame(parsed)
+        frame = frame.with_columns(self._keys(frame)).sort("~key", maintain_order=True)
+        runs = frame["~key"].rle()
+        table = frame.drop("~key").to_arrow()
+        del frame
+        chunk, at, batch = self.chunks, 0, 0
+        with pa.OSFile(str(self._file(chunk)), "wb") as sink, \
+                pa.ipc.new_file(sink, table.schema) as writer:
+            for key, length in zip(runs.struct.field("value").to_list(),
+                                   runs.struct.field("len").to_list(), strict=True):
+                piece = table.slice(at, length).to_batches()
+                for b in piece:
+                    writer.write_batch(b)
+                self.batches.setdefault(key, []).append((chunk, batch, len(piece)))
+                self.sizes[key] = self.sizes.get(key, 0) + sum(b.nbytes for b in piece)
+                at += length
+                batch += len(piece)
+        self.chunks += 1
+        self._grown()
+        point("ingest:spilled")
+
+    def _groups(self) -> list[list[int]]:
+        """Keys in order, cut into about :attr:`buckets` runs of similar size."""
+        target = sum(self.sizes.values()) / self.buckets
+        groups: list[list[int]] = [[]]
+        size = 0
+        for key in sorted(self.sizes):
+            if size >= target:
+                groups.append([])
+                size = 0
+            groups[-1].append(key)
+            size += self.sizes[key]
+        return [g for g in groups if g]
+
+    def __iter__(self) -> Iterator[Parsed]:
+        """Each bucket's rows (whole shoes, each in file order)."""
+        readers = [pa.ipc.open_file(pa.OSFile(str(self._file(c))))
+                   for c in range(self.chunks)]
+        for group in self._groups():
+            batches = [readers[chunk].get_batch(i) for key in group
+                       for chunk, first, n in self.batches[key] for i in range(first, first + n)]
+            frame = pl.from_arrow(pa.Table.from_batches(batches))
+            assert isinstance(frame, pl.DataFrame)
+            yield from_frame(frame, self.path)
 
     def remove(self) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)

@@ -220,7 +220,7 @@ class _File:
     flags_by_rule: Counter[str] = field(default_factory=Counter)
     rejected: list[pl.DataFrame] = field(default_factory=list)
     flags: list[pl.DataFrame] = field(default_factory=list)
-    kept: list[pl.DataFrame] = field(default_factory=list)
+    kept: list[pl.DataFrame] | None = None  # the coups it gives, if later files need them
 
 
 @dataclass
@@ -259,7 +259,8 @@ class _Run:
         self.amendments += _amendments(split.amended, f"re-import of {path.name} with "
                                        f"--replace (run {self.run_id})", self.actor, self.run_id)
         kept = pl.concat([new, split.amended]).select(*COUP_KEY, *CONTENT)
-        out.kept.append(kept)
+        if out.kept is not None:
+            out.kept.append(kept)
         out.rejected.append(pl.concat([checked.quarantine,
                                        _rejected_rows(path, split.conflicts, CONFLICT),
                                        _rejected_rows(path, split.on_live, LIVE_SHOE)]))
@@ -333,7 +334,7 @@ def ingest(paths: list[Path], store: Store, options: ReadOptions, rules: RuleSet
                     progress(path)
                 continue
             columns = columns_of(path, fmt, options)
-            out = _File()
+            out = _File(kept=[] if number < len(paths) - 1 else None)
             if whole is not None:
                 run.store_checked(path, (str(number),), digest, whole, out)
                 del whole, parsed
@@ -343,7 +344,7 @@ def ingest(paths: list[Path], store: Store, options: ReadOptions, rules: RuleSet
                     run.store_checked(path, (str(number), f"b{bucket}"), digest, rows, out)
                     point("ingest:bucket-stored")
                 spill.remove()
-            if number < len(paths) - 1:
+            if out.kept is not None:
                 run.remember(out.kept)
             rejected = pl.concat(out.rejected)
             if fmt == "csv" and rejected["row"].drop_nulls().len():
