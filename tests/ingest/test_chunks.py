@@ -9,6 +9,9 @@ interleaved; it is ingested once whole and once cut into chunks of a few rows.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +26,7 @@ from roads.ingest.run import CONFLICT, LIVE_SHOE, ingest
 from roads.rules import get_rules
 from roads.simulate import Simulation, write_simulation
 from roads.store import Store
+from roads.store.verify import verify
 from tests.floor import Floor
 
 COLUMNS = ("table_id", "shoe_id", "coup", "outcome", "player_cards", "banker_cards",
@@ -204,3 +208,61 @@ def test_any_chunk_size_stores_the_same(tmp_path: Path, dealt: pl.DataFrame, chu
         outcomes.append(_outcome(store, ingest([source], store, ReadOptions(),
                                                get_rules("standard-8")).report))
     assert outcomes[1] == outcomes[0]
+
+
+RUN = """
+import sys
+from pathlib import Path
+from roads.ingest import chunks
+from roads.ingest.readers import ReadOptions
+from roads.ingest.run import ingest
+from roads.rules import get_rules
+from roads.store import Store
+chunks.CHUNK_BYTES = int(sys.argv[2])
+chunks.CHUNK_ROWS = max(1, chunks.CHUNK_BYTES // 70)
+ingest([Path(p) for p in sys.argv[3:]], Store.create(Path(sys.argv[1])), ReadOptions(),
+       get_rules("standard-8"))
+"""
+
+#: Kill points inside the chunk stages (``after``: let the point pass this often first).
+KILLS = [("ingest:spilled", 0), ("ingest:spilled", 12), ("ingest:bucket-stored", 0),
+         ("ingest:bucket-stored", 2), ("ingest:parts-written", 3), ("store:part-written", 4)]
+
+
+@pytest.mark.parametrize(("at", "after"), KILLS)
+def test_a_kill_inside_a_chunk_stage_leaves_nothing_visible_and_a_rerun_completes(
+        tmp_path: Path, dealt: pl.DataFrame, at: str, after: int,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    source = _write(dealt.sort("dealt_at"), tmp_path / "export.csv", "plain")  # interleaved
+    bad = tmp_path / "bad.csv"  # a second, small input with a row to quarantine
+    bad.write_text("table,shoe,coup,result\nX1,Y1,1,B\nX1,Y1,2,maybe\n")
+    root = tmp_path / "store"
+    env = {**os.environ, "ROADS_KILL_AT": at, "ROADS_KILL_AFTER": str(after)}
+    done = subprocess.run([sys.executable, "-c", RUN, str(root), "2048", str(source),
+                           str(bad)], env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == -9, done.stderr  # SIGKILL, inside the stage
+    store = Store.open(root)
+    # Partial state: nothing of the run is visible; what it left is named, spill included.
+    assert store.read.coups().is_empty() and store.read.shoes().is_empty()
+    assert store.journal.of_kinds(("import_committed",)) == []
+    problems = verify(store).problems
+    assert {p["kind"] for p in problems} == {"not accounted for"}, problems
+    left = {p["where"] for p in problems}
+    assert any(p.startswith(f"{chunks.SPILL}/") for p in left), left
+    if at != "ingest:spilled":
+        assert any(p.startswith("coups/") for p in left), left
+    # Repaired state: the rerun stores every coup and shoe row once and sweeps the rest.
+    monkeypatch.setattr(chunks, "CHUNK_BYTES", 2048)
+    monkeypatch.setattr(chunks, "CHUNK_ROWS", 29)
+    result = ingest([source, bad], store, ReadOptions(), get_rules("standard-8"))
+    assert result.report["files"][0]["accepted"] == dealt.height
+    assert left <= set(result.report["swept"])
+    coups = store.read.coups()
+    assert coups.height == dealt.height + 1
+    assert coups.unique(["table_id", "shoe_id", "coup"]).height == coups.height
+    shoes = store.read.shoes()
+    assert shoes.height == dealt.select("table_id", "shoe_id").n_unique() + 1
+    assert shoes.unique(["table_id", "shoe_id"]).height == shoes.height
+    report = verify(store, deep=True)
+    assert report.ok, report.problems
+    assert not any((root / chunks.SPILL).rglob("*.arrow"))
