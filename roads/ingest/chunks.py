@@ -40,8 +40,8 @@ CHUNK_BYTES = 32 << 20
 #: Rows per batch on the general path (a card-level row is about 70 bytes).
 CHUNK_ROWS = CHUNK_BYTES // 70
 SPILL = "spill"
-_GENERATIONS = 1 << 20  # keys per day
 _SIDES = ("p", "b")
+_GENERATIONS = 1 << 20  # keys per day
 
 
 def chunked(path: Path, fmt: str) -> bool:
@@ -113,8 +113,7 @@ class Spill:
         for old in self.folder.iterdir():
             old.unlink()
         self.chunks = 0
-        self.shoes = pl.DataFrame(schema={"table_id": pl.String, "shoe_id": pl.String,
-                                          "~key": pl.Int64})
+        self.shoes = pl.DataFrame(schema={"~shoe": pl.UInt64, "~key": pl.Int64})
         self.batches: dict[int, list[tuple[int, int, int]]] = {}  # key -> chunk, first, n
         self.sizes: dict[int, int] = {}  # key -> bytes spilled
         self.generation: dict[int, int] = {}  # day -> the key its new shoes take
@@ -123,18 +122,20 @@ class Spill:
         return self.folder / f"{TEMPORARY_PREFIX}{chunk:05d}.arrow"
 
     def _keys(self, frame: pl.DataFrame) -> pl.Series:
-        """Each row's key (see the class doc); a shoe keeps the key it was first given."""
-        ids = ["table_id", "shoe_id"]
-        seen = frame.group_by(ids, maintain_order=True).agg(
-            pl.col("~dealt_at").min().dt.epoch("d").fill_null(1 << 30).alias("~day"))
-        new = seen.join(self.shoes, on=ids, how="anti", nulls_equal=True)
+        """Each row's key (see the class doc); a shoe keeps the key it was first given.
+        Shoes are told apart by a 64-bit hash of their ids: two that share one share a
+        key, which only puts them in one bucket."""
+        shoe = frame.select(pl.struct("table_id", "shoe_id").hash().alias("~shoe"),
+                            pl.col("~dealt_at").dt.epoch("d").alias("~day"))
+        seen = shoe.group_by("~shoe").agg(pl.col("~day").min().fill_null(1 << 30))
+        new = seen.join(self.shoes, on="~shoe", how="anti")
         if new.height:
             now = {day: day * _GENERATIONS + self.generation.get(day, 0)
                    for day in new["~day"].unique().to_list()}
-            self.shoes = pl.concat([self.shoes, new.select(*ids, pl.col("~day").replace_strict(
+            self.shoes = pl.concat([self.shoes, new.select("~shoe", pl.col("~day").replace_strict(
                 now, return_dtype=pl.Int64).alias("~key"))])
-        return frame.select(ids).join(self.shoes, on=ids, how="left", nulls_equal=True,
-                                      maintain_order="left")["~key"]
+        return shoe["~shoe"].replace_strict(self.shoes["~shoe"], self.shoes["~key"],
+                                            return_dtype=pl.Int64).alias("~key")
 
     def _grown(self) -> None:
         """A day whose current key holds half a chunk's worth takes its new shoes to a new
