@@ -28,6 +28,7 @@ from roads.simulate import Simulation, write_simulation
 from roads.store import Store
 from roads.store.verify import verify
 from tests.floor import Floor
+from tests.ingest.test_crash import assert_complete
 
 COLUMNS = ("table_id", "shoe_id", "coup", "outcome", "player_cards", "banker_cards",
            "player_total", "banker_total", "dealt_at")
@@ -257,12 +258,5 @@ def test_a_kill_inside_a_chunk_stage_leaves_nothing_visible_and_a_rerun_complete
     result = ingest([source, bad], store, ReadOptions(), get_rules("standard-8"))
     assert result.report["files"][0]["accepted"] == dealt.height
     assert left <= set(result.report["swept"])
-    coups = store.read.coups()
-    assert coups.height == dealt.height + 1
-    assert coups.unique(["table_id", "shoe_id", "coup"]).height == coups.height
-    shoes = store.read.shoes()
-    assert shoes.height == dealt.select("table_id", "shoe_id").n_unique() + 1
-    assert shoes.unique(["table_id", "shoe_id"]).height == shoes.height
-    report = verify(store, deep=True)
-    assert report.ok, report.problems
+    assert_complete(store, dealt)
     assert not any((root / chunks.SPILL).rglob("*.arrow"))
