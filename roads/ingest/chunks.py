@@ -14,6 +14,7 @@ A file no larger than one chunk is read whole, in one pass, without a spill.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import os
@@ -32,13 +33,13 @@ from roads.files import sha256
 from roads.ingest.fastcsv import Attempt, Body, layout_of, parse_body, why_not
 from roads.ingest.readers import ReadOptions, staged_batches
 from roads.ingest.validate import Hands, Parsed, parse_staged
-from roads.store.layout import TEMPORARY_PREFIX
+from roads.store import TEMPORARY_PREFIX
 
 #: Bytes of input read, parsed and spilled at a time (about 0.45 million coups of a
 #: card-level export). Tests lower it to cut small files into many chunks.
 CHUNK_BYTES = 32 << 20
-#: Rows per batch on the general path (a card-level row is about 70 bytes).
-CHUNK_ROWS = CHUNK_BYTES // 70
+#: Bytes of a card-level row, to turn the chunk into rows a batch on the general path.
+ROW_BYTES = 70
 SPILL = "spill"
 _SIDES = ("p", "b")
 _GENERATIONS = 1 << 20  # keys per day
@@ -57,6 +58,13 @@ def sweep(root: Path) -> list[str]:
         if folder.is_dir() else []
     shutil.rmtree(folder, ignore_errors=True)
     return gone
+
+
+def remove_spill(root: Path, run_id: str) -> None:
+    """Remove a run's spill folder (when the run ends, however it ends)."""
+    shutil.rmtree(root / SPILL / run_id, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        (root / SPILL).rmdir()  # (only if no other run's folder is left)
 
 
 def to_frame(parsed: Parsed) -> pl.DataFrame:
@@ -211,7 +219,7 @@ def spill_file(fmt: str, options: ReadOptions, spill: Spill,
     else:
         how = "general"
     pending = hasher.submit(sha256, path)
-    for staged in staged_batches(path, options, CHUNK_ROWS):
+    for staged in staged_batches(path, options, max(1, CHUNK_BYTES // ROW_BYTES)):
         spill.add(parse_staged(staged))
     return how, pending.result()
 

@@ -38,7 +38,7 @@ import polars as pl
 from roads.errors import InputError
 from roads.faults import point
 from roads.files import publish, publish_text, sha256
-from roads.ingest.chunks import Spill, chunked, spill_file
+from roads.ingest.chunks import Spill, chunked, remove_spill, spill_file
 from roads.ingest.chunks import sweep as sweep_spills
 from roads.ingest.fastcsv import parse_csv, read_bytes
 from roads.ingest.readers import ReadOptions, columns_of, detect_format, raw_rows, read
@@ -147,17 +147,17 @@ def _amendments(coups: pl.DataFrame, reason: str, actor: str, run_id: str
             for row in coups.select(*COUP_KEY, *CONTENT).to_dicts()]
 
 
-def _shoe_rows(store: Store, coups: pl.DataFrame, rules: RuleSet,
+def _shoe_rows(known: pl.DataFrame, coups: pl.DataFrame, rules: RuleSet,
                totals: pl.DataFrame | None = None,
                this_run: pl.DataFrame | None = None) -> pl.DataFrame:
-    """A ``shoes`` row for every imported shoe the store does not know yet.
+    """A ``shoes`` row for every imported shoe the store does not know yet (``known``: the
+    stored shoes' keys).
 
     ``totals``: the shoes' totals if the caller has them for exactly these coups (the
     validation pass counts them, :attr:`Validated.shoes`); else they are grouped here.
     ``this_run``: the shoes (``SHOE_KEY``) earlier files of the run hold a row for."""
     if totals is None:
         totals = shoe_totals(coups)
-    known = store.read.stored_shoe_keys()
     if this_run is not None and this_run.height:
         known = pl.concat([known, this_run.select(*SHOE_KEY)])
     shoes = totals.join(known, on=list(SHOE_KEY), how="anti").with_columns(
@@ -236,6 +236,7 @@ class _Run:
     earlier: pl.DataFrame  # COUP_KEY + CONTENT this run gives coups so far (earlier files)
     written: list[Written] = field(default_factory=list)
     amendments: list[Preceding] = field(default_factory=list)
+    stored_shoes: pl.DataFrame | None = None  # SHOE_KEY of the stored shoes
 
     def store_checked(self, path: Path, ids: tuple[str, ...], digest: str, parsed: Parsed,
                       out: _File) -> None:
@@ -247,7 +248,10 @@ class _Run:
         new = split.new
         if not new.is_empty():
             whole = new is checked.coups  # no coup set aside: the check's totals hold
-            shoes = _shoe_rows(store, new, self.rules, checked.shoes if whole else None,
+            if self.stored_shoes is None:  # (once a run: nothing is committed before its end)
+                self.stored_shoes = store.read.stored_shoe_keys()
+            shoes = _shoe_rows(self.stored_shoes, new, self.rules,
+                               checked.shoes if whole else None,
                                earlier.select(*SHOE_KEY).unique())
             meta = {"input_file": path.name, "input_sha256": digest, "ingest_run": self.run_id,
                     "rules": self.rules.name}
@@ -309,68 +313,71 @@ def ingest(paths: list[Path], store: Store, options: ReadOptions, rules: RuleSet
         this_run: set[str] = set()
         run = _Run(store, rules, actor, replace, run_id, store.read.journal_shoes(),
                    pl.DataFrame(schema={c: COUPS[c] for c in (*COUP_KEY, *CONTENT)}))
-        for number, path in enumerate(paths):
-            fmt = options.format if options.format != "auto" else detect_format(path)
-            spill = Spill(store.root, run_id, number, path) if chunked(path, fmt) else None
-            with ThreadPoolExecutor(max_workers=1) as hasher:
-                if spill is not None:
-                    parser, digest = spill_file(fmt, options, spill, hasher)
-                    whole = None
+        try:
+            for number, path in enumerate(paths):
+                fmt = options.format if options.format != "auto" else detect_format(path)
+                spill = Spill(store.root, run_id, number, path) if chunked(path, fmt) else None
+                with ThreadPoolExecutor(max_workers=1) as hasher:
+                    if spill is not None:
+                        parser, digest = spill_file(fmt, options, spill, hasher)
+                        whole = None
+                    else:
+                        parsed, pending, parser = _parse(path, fmt, options, hasher)
+                        whole = parsed
+                        digest = pending.result()
+                point("ingest:parsed")
+                entry: dict[str, Any] = {"file": str(path), "sha256": digest}
+                skip = ("listed twice in this run" if digest in this_run else
+                        f"already ingested (run {seen[digest]}; --replace imports it again)"
+                        if digest in seen and not replace else None)
+                if skip is not None:
+                    if spill is not None:
+                        spill.remove()
+                    files.append({**entry, "skipped": skip, "rows_read": 0, "accepted": 0,
+                                  "quarantined": 0})
+                    if progress:
+                        progress(path)
+                    continue
+                columns = columns_of(path, fmt, options)
+                out = _File(kept=[] if number < len(paths) - 1 else None)
+                if whole is not None:
+                    run.store_checked(path, (str(number),), digest, whole, out)
+                    del whole, parsed
                 else:
-                    parsed, pending, parser = _parse(path, fmt, options, hasher)
-                    whole = parsed
-                    digest = pending.result()
-            point("ingest:parsed")
-            entry: dict[str, Any] = {"file": str(path), "sha256": digest}
-            skip = ("listed twice in this run" if digest in this_run else
-                    f"already ingested (run {seen[digest]}; --replace imports it again)"
-                    if digest in seen and not replace else None)
-            if skip is not None:
-                if spill is not None:
+                    assert spill is not None
+                    for bucket, rows in enumerate(spill):
+                        run.store_checked(path, (str(number), f"b{bucket}"), digest, rows, out)
+                        point("ingest:bucket-stored")
                     spill.remove()
-                files.append({**entry, "skipped": skip, "rows_read": 0, "accepted": 0,
-                              "quarantined": 0})
+                if out.kept is not None:
+                    run.remember(out.kept)
+                rejected = pl.concat(out.rejected)
+                if fmt == "csv" and rejected["row"].drop_nulls().len():
+                    # CSV rows are kept verbatim under their own column names.
+                    verbatim = raw_rows(path, rejected["row"].drop_nulls().to_list())
+                    rejected = rejected.with_columns(
+                        pl.col("row").replace_strict(verbatim, default=None, return_dtype=pl.String)
+                        .fill_null(pl.col("raw")).alias("raw"))
+                quarantine.append(rejected)
+                flags += out.flags
+                files.append({
+                    **entry, "format": fmt, "parser": parser, **columns.report(),
+                    "rows_read": out.rows_read, "accepted": out.accepted,
+                    "already_stored": out.already, "replaced": out.replaced,
+                    **({"kept_void": out.kept_void, "replace": True} if replace else {}),
+                    "duplicate_rows": out.duplicates,
+                    "flagged": out.flagged,
+                    "flags_by_rule": dict(out.flags_by_rule),
+                    "quarantined": rejected.height,
+                    "quarantined_by_reason": _counts(rejected, "reason"),
+                    "conflicts": out.conflicts,
+                })
+                seen[digest] = run_id
+                this_run.add(digest)
                 if progress:
                     progress(path)
-                continue
-            columns = columns_of(path, fmt, options)
-            out = _File(kept=[] if number < len(paths) - 1 else None)
-            if whole is not None:
-                run.store_checked(path, (str(number),), digest, whole, out)
-                del whole, parsed
-            else:
-                assert spill is not None
-                for bucket, rows in enumerate(spill):
-                    run.store_checked(path, (str(number), f"b{bucket}"), digest, rows, out)
-                    point("ingest:bucket-stored")
-                spill.remove()
-            if out.kept is not None:
-                run.remember(out.kept)
-            rejected = pl.concat(out.rejected)
-            if fmt == "csv" and rejected["row"].drop_nulls().len():
-                # CSV rows are kept verbatim under their own column names.
-                verbatim = raw_rows(path, rejected["row"].drop_nulls().to_list())
-                rejected = rejected.with_columns(
-                    pl.col("row").replace_strict(verbatim, default=None, return_dtype=pl.String)
-                    .fill_null(pl.col("raw")).alias("raw"))
-            quarantine.append(rejected)
-            flags += out.flags
-            files.append({
-                **entry, "format": fmt, "parser": parser, **columns.report(),
-                "rows_read": out.rows_read, "accepted": out.accepted,
-                "already_stored": out.already, "replaced": out.replaced,
-                **({"kept_void": out.kept_void, "replace": True} if replace else {}),
-                "duplicate_rows": out.duplicates,
-                "flagged": out.flagged,
-                "flags_by_rule": dict(out.flags_by_rule),
-                "quarantined": rejected.height,
-                "quarantined_by_reason": _counts(rejected, "reason"),
-                "conflicts": out.conflicts,
-            })
-            seen[digest] = run_id
-            this_run.add(digest)
-            if progress:
-                progress(path)
+        finally:  # (an error mid-way: what was spilled goes; the parts, next run)
+            remove_spill(store.root, run_id)
         attachments = _attachments(store, run_id, quarantine, flags)
         totals = {k: sum(int(f.get(k, 0)) for f in files)
                   for k in ("rows_read", "accepted", "replaced", "quarantined", "flagged")}

@@ -20,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from roads.errors import InputError
 from roads.ingest import chunks
 from roads.ingest.readers import ReadOptions
 from roads.ingest.run import CONFLICT, LIVE_SHOE, ingest
@@ -135,12 +136,10 @@ def _both(tmp_path: Path, dealt: pl.DataFrame, kind: str, by_time: bool, chunk: 
         store = _store(tmp_path / name, stored)
         assert monkeypatch is not None
         monkeypatch.setattr(chunks, "CHUNK_BYTES", size)
-        monkeypatch.setattr(chunks, "CHUNK_ROWS", max(1, size // 70))
         result = ingest([source], store, ReadOptions(), get_rules("standard-8"),
                         replace=replace)
         outcomes.append(_outcome(store, result.report))
-        assert not (store.root / chunks.SPILL).exists() or not any(
-            (store.root / chunks.SPILL).rglob("*.arrow"))
+        assert not (store.root / chunks.SPILL).exists()  # a run leaves no spill
     assert source.stat().st_size > 20 * chunk  # many chunks, shoes across their bounds
     return outcomes[0], outcomes[1], source
 
@@ -186,7 +185,6 @@ def test_shoe_lines_in_chunks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     outcomes = []
     for name, size in (("whole", 1 << 30), ("chunked", 1024)):
         monkeypatch.setattr(chunks, "CHUNK_BYTES", size)
-        monkeypatch.setattr(chunks, "CHUNK_ROWS", max(1, size // 70))
         store = Store.create(tmp_path / name)
         outcomes.append(_outcome(store, ingest([source], store, ReadOptions(),
                                                get_rules("standard-8")).report))
@@ -204,7 +202,6 @@ def test_any_chunk_size_stores_the_same(tmp_path: Path, dealt: pl.DataFrame, chu
     outcomes = []
     for name, size in (("whole", 1 << 30), ("chunked", chunk)):
         monkeypatch.setattr(chunks, "CHUNK_BYTES", size)
-        monkeypatch.setattr(chunks, "CHUNK_ROWS", max(1, size // 70))
         store = _store(tmp_path / f"{name}{chunk}", stored)
         outcomes.append(_outcome(store, ingest([source], store, ReadOptions(),
                                                get_rules("standard-8")).report))
@@ -214,13 +211,13 @@ def test_any_chunk_size_stores_the_same(tmp_path: Path, dealt: pl.DataFrame, chu
 RUN = """
 import sys
 from pathlib import Path
+from roads.errors import InputError
 from roads.ingest import chunks
 from roads.ingest.readers import ReadOptions
 from roads.ingest.run import ingest
 from roads.rules import get_rules
 from roads.store import Store
 chunks.CHUNK_BYTES = int(sys.argv[2])
-chunks.CHUNK_ROWS = max(1, chunks.CHUNK_BYTES // 70)
 ingest([Path(p) for p in sys.argv[3:]], Store.create(Path(sys.argv[1])), ReadOptions(),
        get_rules("standard-8"))
 """
@@ -254,9 +251,19 @@ def test_a_kill_inside_a_chunk_stage_leaves_nothing_visible_and_a_rerun_complete
         assert any(p.startswith("coups/") for p in left), left
     # Repaired state: the rerun stores every coup and shoe row once and sweeps the rest.
     monkeypatch.setattr(chunks, "CHUNK_BYTES", 2048)
-    monkeypatch.setattr(chunks, "CHUNK_ROWS", 29)
     result = ingest([source, bad], store, ReadOptions(), get_rules("standard-8"))
     assert result.report["files"][0]["accepted"] == dealt.height
     assert left <= set(result.report["swept"])
     assert_complete(store, dealt)
     assert not any((root / chunks.SPILL).rglob("*.arrow"))
+
+
+def test_an_unusable_large_file_is_refused_and_leaves_no_spill(
+        tmp_path: Path, dealt: pl.DataFrame, monkeypatch: pytest.MonkeyPatch) -> None:
+    source = _write(dealt, tmp_path / "export.csv", "plain")
+    monkeypatch.setattr(chunks, "CHUNK_BYTES", 2048)
+    store = Store.create(tmp_path / "store")
+    with pytest.raises(InputError, match="unknown format 'xml'"):
+        ingest([source], store, ReadOptions(format="xml"), get_rules("standard-8"))
+    assert not (store.root / chunks.SPILL).exists()
+    assert store.read.coups().is_empty()
