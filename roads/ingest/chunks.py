@@ -156,7 +156,9 @@ class Spill:
     def add(self, parsed: Parsed) -> None:
         """Spill one chunk's rows, grouped by key."""
         frame = to_frame(parsed)
-        frame = frame.with_columns(self._keys(frame)).sort("~key", maintain_order=True)
+        frame = frame.with_columns(self._keys(frame))
+        if not frame["~key"].is_sorted():  # (a file in time order is in key order)
+            frame = frame.sort("~key", maintain_order=True)
         runs = frame["~key"].rle()
         table = frame.drop("~key").to_arrow()
         del frame
