@@ -1,8 +1,14 @@
-"""Ingest speed: card-level CSV -> validated -> Parquet, against a bare polars round trip.
+"""Ingest speed: card-level CSV -> validated -> Parquet, against a bare polars round trip;
+and the peak memory of a fresh ``roads ingest`` process by file size.
 
-Run: .venv/bin/python -m benchmarks.ingest [COUPS]
+Run: .venv/bin/python -m benchmarks.ingest [COUPS [RSS_SIZES]]
+(``COUPS`` 0: no throughput; ``RSS_SIZES``: comma-separated coup counts, default
+``1000000,4000000``; ``0``: none.)
 Target (issue 4): >= 1 million coups/s, and no more than 3x a bare
-``pl.read_csv`` + ``write_parquet`` of the same file in the same run.
+``pl.read_csv`` + ``write_parquet`` of the same file in the same run. Target (issue 18):
+``roads ingest`` of a 4 M-coup file peak RSS <= 1 GB at >= 1 M coups/s, memory flat in the
+file's size; a file larger than one chunk (``roads.ingest.chunks.CHUNK_BYTES``) is read in
+chunks, and the same file read whole in the same run gives the cost of chunking.
 
 The export is plain (no quoting, ASCII), so it takes the clean-CSV front end; the same coups
 with the Result column quoted (as some systems write every text field) take the general
@@ -13,6 +19,7 @@ from __future__ import annotations
 
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -20,6 +27,7 @@ from pathlib import Path
 
 import polars as pl
 
+from roads.ingest import chunks
 from roads.ingest.fastcsv import parse_csv
 from roads.ingest.readers import ReadOptions
 from roads.ingest.run import ingest
@@ -61,40 +69,96 @@ def _timed(source: Path, work: Path, name: str) -> tuple[float, list[float], dic
     return statistics.median(runs), runs, result.report["files"][0]
 
 
+#: Runs ``roads ingest`` and prints its peak RSS. A child's ``ru_maxrss`` counts the image
+#: it was forked from, so the child is started from this small process, not the benchmark.
+_MEASURE = """
+import os, subprocess, sys, time
+start = time.perf_counter()
+child = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+_, status, usage = os.wait4(child.pid, 0)
+print(time.perf_counter() - start, usage.ru_maxrss * 1024, os.waitstatus_to_exitcode(status))
+"""
+
+
+def _fresh_process(source: Path, store: Path) -> tuple[float, int]:
+    """Wall time and peak RSS (bytes) of one ``roads ingest`` process."""
+    roads = Path(sys.executable).with_name("roads")
+    done = subprocess.run([sys.executable, "-c", _MEASURE, str(roads), "ingest", str(source),
+                           "--store", str(store)], capture_output=True, text=True, check=True)
+    wall, peak, code = done.stdout.split()
+    if int(code) != 0:
+        raise SystemExit(f"roads ingest {source} exited {code}")
+    return float(wall), int(peak)
+
+
+def peak_memory(sizes: list[int], work: Path) -> None:
+    """Median peak RSS and wall time of three fresh ``roads ingest`` processes per size."""
+    for n in sizes:
+        source = work / f"rss-{n}.csv"
+        n = card_level_csv(n, source)
+        runs = [_fresh_process(source, work / f"rss-{n}-{i}") for i in range(3)]
+        walls, peaks = zip(*runs, strict=True)
+        wall, peak = statistics.median(walls), statistics.median(peaks)
+        print(f"roads ingest, fresh process, {n:,} coups ({source.stat().st_size / 1e6:.0f} "
+              f"MB): peak RSS {peak / 1e6:.0f} MB (median of 3: {min(peaks) / 1e6:.0f}-"
+              f"{max(peaks) / 1e6:.0f}), {wall:.2f} s wall with start-up "
+              f"({n / wall / 1e6:.2f} M coups/s)")
+        source.unlink()
+
+
+def throughput(coups: int, work: Path) -> None:
+    """Ingest speed in this process: the plain path (chunked when the file is larger than
+    a chunk, and then whole too), the general path and a bare polars round trip."""
+    source = work / "export.csv"
+    n = card_level_csv(coups, source)
+    bares = []
+    for _ in range(3):
+        start = time.perf_counter()
+        pl.read_csv(source).write_parquet(work / "bare.parquet")
+        bares.append(time.perf_counter() - start)
+    bare = statistics.median(bares)
+    warm = work / "warm.csv"
+    warm.write_text("table,shoe,coup,player_cards,banker_cards,time\n"
+                    "W,S,1,9h Kd,5s 2c,2026-01-01T00:00:00Z\n")
+    start = time.perf_counter()
+    ingest([warm], Store.create(work / "warm"), ReadOptions(), get_rules("standard-8"))
+    cold = time.perf_counter() - start  # loading the compiled kernels, once per process
+    assert parse_csv(source, ReadOptions()).parsed is not None  # the clean-CSV front end
+    ours, runs, report = _timed(source, work, "store")
+    assert report["accepted"] == n and report["quarantined"] == 0
+    print(f"card-level CSV ({n:,} coups, {source.stat().st_size / 1e6:.0f} MB) -> validated "
+          f"-> Parquet: {n / ours / 1e6:.2f} M coups/s ({ours:.2f} s, median of 3: "
+          f"{min(runs):.2f}-{max(runs):.2f}); bare polars read_csv + write_parquet "
+          f"{bare:.2f} s (median of 3) -> ratio {ours / bare:.2f}x; "
+          f"flags raised: {report['flagged']}; one-off kernel load per process {cold:.2f} s")
+    if chunks.chunked(source, "csv"):  # the same file whole, for the cost of chunking
+        size, chunks.CHUNK_BYTES = chunks.CHUNK_BYTES, 1 << 40
+        try:
+            whole, runs, _ = _timed(source, work, "whole")
+        finally:
+            chunks.CHUNK_BYTES = size
+        print(f"the same file read whole (no chunks): {n / whole / 1e6:.2f} M coups/s "
+              f"({whole:.2f} s, median of 3: {min(runs):.2f}-{max(runs):.2f}) -> "
+              f"chunked/whole time {ours / whole:.2f}x")
+    quoted = work / "quoted.csv"
+    pl.read_csv(source, infer_schema=False).write_csv(quoted, quote_style="non_numeric")
+    assert parse_csv(quoted, ReadOptions()).parsed is None  # quotes: the general path
+    general, runs, report = _timed(quoted, work, "general")
+    assert report["accepted"] == n
+    print(f"the same coups with quoted text fields (general path): "
+          f"{n / general / 1e6:.2f} M coups/s ({general:.2f} s, median of 3: "
+          f"{min(runs):.2f}-{max(runs):.2f})")
+
+
 def main() -> None:
     coups = int(sys.argv[1]) if len(sys.argv) > 1 else 2_000_000
+    sizes = [int(v) for v in (sys.argv[2] if len(sys.argv) > 2 else "1000000,4000000")
+             .split(",") if int(v)]
     work = Path(tempfile.mkdtemp(prefix="roads-ingest-"))
     try:
-        source = work / "export.csv"
-        n = card_level_csv(coups, source)
-        bares = []
-        for _ in range(3):
-            start = time.perf_counter()
-            pl.read_csv(source).write_parquet(work / "bare.parquet")
-            bares.append(time.perf_counter() - start)
-        bare = statistics.median(bares)
-        warm = work / "warm.csv"
-        warm.write_text("table,shoe,coup,player_cards,banker_cards,time\n"
-                        "W,S,1,9h Kd,5s 2c,2026-01-01T00:00:00Z\n")
-        start = time.perf_counter()
-        ingest([warm], Store.create(work / "warm"), ReadOptions(), get_rules("standard-8"))
-        cold = time.perf_counter() - start  # loading the compiled kernels, once per process
-        assert parse_csv(source, ReadOptions()).parsed is not None  # the clean-CSV front end
-        ours, runs, report = _timed(source, work, "store")
-        assert report["accepted"] == n and report["quarantined"] == 0
-        print(f"card-level CSV ({n:,} coups, {source.stat().st_size / 1e6:.0f} MB) -> validated "
-              f"-> Parquet: {n / ours / 1e6:.2f} M coups/s ({ours:.2f} s, median of 3: "
-              f"{min(runs):.2f}-{max(runs):.2f}); bare polars read_csv + write_parquet "
-              f"{bare:.2f} s (median of 3) -> ratio {ours / bare:.2f}x; "
-              f"flags raised: {report['flagged']}; one-off kernel load per process {cold:.2f} s")
-        quoted = work / "quoted.csv"
-        pl.read_csv(source, infer_schema=False).write_csv(quoted, quote_style="non_numeric")
-        assert parse_csv(quoted, ReadOptions()).parsed is None  # quotes: the general path
-        general, runs, report = _timed(quoted, work, "general")
-        assert report["accepted"] == n
-        print(f"the same coups with quoted text fields (general path): "
-              f"{n / general / 1e6:.2f} M coups/s ({general:.2f} s, median of 3: "
-              f"{min(runs):.2f}-{max(runs):.2f})")
+        if coups:
+            throughput(coups, work)
+        peak_memory(sizes, work)
     finally:
         shutil.rmtree(work)
 

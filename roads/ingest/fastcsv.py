@@ -467,6 +467,29 @@ class Attempt:
     why: str | None = None
 
 
+@dataclass(frozen=True)
+class Layout:
+    """What the header says: the separator, each column's role, the fields present, and
+    where the first data row starts."""
+
+    sep: str
+    roles: np.ndarray
+    present: frozenset[str]
+    body: int
+
+
+@dataclass(frozen=True)
+class Body:
+    """One stretch of whole data lines parsed: the rows (None when the stretch breaks the
+    plain subset) and what the whole-file answer needs (see :func:`why_not`)."""
+
+    parsed: Parsed | None
+    lines: int
+    scan: tuple[bool, bool, bool]  # a quote, a non-ASCII byte, a stray carriage return
+    status: int  # the first line's reason (WHY) to leave, 0 if none
+    shapes: frozenset[int]  # timestamp shapes seen
+
+
 def _header(data: np.ndarray, sep: str) -> tuple[list[str], int] | None:
     """The header's column names and where the body starts; None if the header is quoted or
     has blank or repeated names (the general reader decides what those mean)."""
@@ -497,8 +520,19 @@ def parse_csv(path: Path, options: ReadOptions, data: np.ndarray | None = None) 
     """Parse a clean card-level CSV file straight from its bytes (``data``, if the caller
     has read them already: :func:`read_bytes`; see the module doc)."""
     data = read_bytes(path) if data is None else data
-    sep = separator_in(data[:8192].tobytes())
-    header = _header(data, sep)
+    layout = layout_of(path, options, data)
+    if isinstance(layout, Attempt):
+        return layout
+    body = parse_body(path, options, layout, data, layout.body, 0)
+    why = why_not([body])
+    return Attempt(body.parsed if why is None else None, why)
+
+
+def layout_of(path: Path, options: ReadOptions, head: np.ndarray) -> Layout | Attempt:
+    """The layout from the file's first bytes (at least its header line), or why the file
+    needs the general path."""
+    sep = separator_in(head[:8192].tobytes())
+    header = _header(head, sep)
     if header is None:
         return Attempt(None, "a quoted, blank or repeated column name")
     names, body = header
@@ -508,18 +542,45 @@ def parse_csv(path: Path, options: ReadOptions, data: np.ndarray | None = None) 
     roles = np.zeros(len(names), dtype=np.int64)
     for column, target in targets.items():
         roles[names.index(column)] = ROLES.index(target) + 1
-    chunks = max(1, min(16 * nb.get_num_threads(), (len(data) - body) // (1 << 20) + 1))
-    bounds = np.linspace(body, len(data), chunks + 1).astype(np.int64)
+    return Layout(sep, roles, frozenset(targets.values()), body)
+
+
+def why_not(bodies: list[Body]) -> str | None:
+    """Why the file these stretches make up needs the general path (None: it does not), the
+    same answer for the file whole or in stretches: a quote anywhere, then a non-ASCII byte,
+    then a stray carriage return, then the first line that breaks the subset, then the
+    timestamp layouts."""
+    for flag in range(3):
+        if any(b.scan[flag] for b in bodies):
+            return WHY[(1, 2, 9)[flag]]
+    status = next((b.status for b in bodies if b.status), 0)
+    if status:
+        return WHY[status]
+    seen = frozenset().union(*(b.shapes for b in bodies))
+    if len(seen) > 1:
+        return WHY[8]
+    if seen - _TIME_SHAPES_READ:
+        return WHY[7]
+    return None
+
+
+def parse_body(path: Path, options: ReadOptions, layout: Layout, data: np.ndarray,
+               start: int, first_row: int) -> Body:
+    """Parse the whole lines of ``data[start:]`` (rows numbered from ``first_row + 1``); no
+    rows when the stretch itself breaks the plain subset."""
+    chunks = max(1, min(16 * nb.get_num_threads(), (len(data) - start) // (1 << 20) + 1))
+    bounds = np.linspace(start, len(data), chunks + 1).astype(np.int64)
     counts = np.zeros((chunks, 5), dtype=np.int64)
     with _chunk_by_chunk():
         _scan(data, bounds, counts)
     quotes, high, cr, crlf = counts[:, 1:].sum(axis=0)
-    if quotes or high or cr != crlf:  # (the header may have a BOM: it is not scanned)
-        return Attempt(None, WHY[1] if quotes else WHY[2] if high else WHY[9])
     lines = counts[:, 0]
-    first_row = np.concatenate(([0], np.cumsum(lines)[:-1])).astype(np.int64)
     n = int(lines.sum())
-    present = set(targets.values())
+    scan = (bool(quotes), bool(high), bool(cr != crlf))  # (a header's BOM is not scanned)
+    if any(scan):
+        return Body(None, n, scan, 0, frozenset())
+    first_row_of = np.concatenate(([0], np.cumsum(lines)[:-1])).astype(np.int64)
+    present = layout.present
 
     def output(roles: tuple[str, ...], shape: tuple[int, ...], dtype: type,
                empty: int) -> np.ndarray:
@@ -544,29 +605,29 @@ def parse_csv(path: Path, options: ReadOptions, data: np.ndarray | None = None) 
     shapes = np.empty(chunks, dtype=np.int64)
     lab = _LABELS
     with _chunk_by_chunk():
-        _parse(data, bounds, first_row, ord(sep), roles, lab.table, lab.lengths, lab.codes,
-               lab.lo, lab.hi, starts, run_ids, coup, labels, totals, time_us, p.cards,
-               p.values, p.count, p.kind, b.cards, b.values, b.count, b.kind, status, shapes)
-    if status.any():
-        return Attempt(None, WHY[int(status[status != 0][0])])
-    seen = set(shapes[shapes >= 0].tolist())
-    if len(seen) > 1:
-        return Attempt(None, WHY[8])
-    if seen - _TIME_SHAPES_READ:
-        return Attempt(None, WHY[7])
+        _parse(data, bounds, first_row_of, ord(layout.sep), layout.roles, lab.table,
+               lab.lengths, lab.codes, lab.lo, lab.hi, starts, run_ids, coup, labels, totals,
+               time_us, p.cards, p.values, p.count, p.kind, b.cards, b.values, b.count, b.kind,
+               status, shapes)
+    first_status = int(status[status != 0][0]) if status.any() else 0
+    seen = frozenset(shapes[shapes >= 0].tolist())
+    if first_status or len(seen) > 1 or seen - _TIME_SHAPES_READ:
+        return Body(None, n, scan, first_status, seen)
     table_ids, shoe_ids, one_run = _id_columns(data, run_ids, starts, present, options)
     dealt_at = pl.Series("dealt_at", time_us).cast(pl.Datetime("us", "UTC"))
     missing_time = time_us == _NO_TIME
     if missing_time.any():
         dealt_at = dealt_at.set(pl.Series(missing_time), None)
     rows = pl.DataFrame([
-        pl.Series("_row", np.arange(1, n + 1, dtype=np.int64)), table_ids, shoe_ids,
+        pl.Series("_row", np.arange(first_row + 1, first_row + n + 1, dtype=np.int64)),
+        table_ids, shoe_ids,
     ]).select(pl.lit(str(path)).alias("_file"), "_row", pl.lit(None, dtype=pl.String).alias("_raw"),
               "table_id", "shoe_id")
     recorded = {"player_total": totals[0], "banker_total": totals[1],
                 **{name: labels[i] for i, name in enumerate(LABEL_ROLES)}}
-    return Attempt(Parsed(rows, p, b, recorded, pl.Series("coup", coup),
-                          np.zeros(n, dtype=np.bool_), dealt_at, starts if one_run else None))
+    parsed = Parsed(rows, p, b, recorded, pl.Series("coup", coup),
+                    np.zeros(n, dtype=np.bool_), dealt_at, starts if one_run else None)
+    return Body(parsed, n, scan, 0, seen)
 
 
 @nb.njit(cache=True)
@@ -588,8 +649,8 @@ def _run_bytes(data: np.ndarray, run_ids: np.ndarray, first: np.ndarray, col: in
     return offsets, out, missing
 
 
-def _id_columns(data: np.ndarray, run_ids: np.ndarray, starts: np.ndarray, present: set[str],
-                options: ReadOptions) -> tuple[pl.Series, pl.Series, bool]:
+def _id_columns(data: np.ndarray, run_ids: np.ndarray, starts: np.ndarray,
+                present: frozenset[str], options: ReadOptions) -> tuple[pl.Series, pl.Series, bool]:
     """The table and shoe columns, built once per run of rows and repeated; and whether
     each (table, shoe) is one run. A blank field takes the --table/--shoe default."""
     first = np.flatnonzero(starts)

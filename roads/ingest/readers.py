@@ -9,12 +9,15 @@ Nothing is interpreted here: :mod:`roads.ingest.validate` decides.
 
 from __future__ import annotations
 
+import codecs
 import difflib
 import json
 import re
 import shlex
 import unicodedata
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -81,15 +84,45 @@ def _looks_like_shoe(line: str) -> bool:
 
 def read(path: Path, options: ReadOptions) -> pl.DataFrame:
     """The staging frame of one file, in any supported format."""
+    fmt = _format(path, options)
+    reader = {"csv": read_csv, "shoe-lines": read_shoe_lines, "jsonl": read_jsonl,
+              "parquet": read_parquet}[fmt]
+    frame = reader(path, options)
+    return _complete(frame, path, options)
+
+
+def _format(path: Path, options: ReadOptions) -> str:
     if not path.exists():
         raise InputError(f"{path}: no such file")
     fmt = options.format if options.format != "auto" else detect_format(path)
     if fmt not in FORMATS:
         raise InputError(f"unknown format {fmt!r}; known: {', '.join(FORMATS)}")
-    reader = {"csv": read_csv, "shoe-lines": read_shoe_lines, "jsonl": read_jsonl,
-              "parquet": read_parquet}[fmt]
-    frame = reader(path, options)
-    return _complete(frame, path, options)
+    return fmt
+
+
+def _batched(rows: Iterator[tuple[object, ...]], size: int
+             ) -> Iterator[list[tuple[object, ...]]]:
+    while batch := list(islice(rows, size)):
+        yield batch
+
+
+def staged_batches(path: Path, options: ReadOptions, rows: int) -> Iterator[pl.DataFrame]:
+    """:func:`read` in batches of about ``rows`` rows, in file order, with the same row
+    numbers, so that a file of any size is read in bounded memory. Parquet comes whole (the
+    engine's output and exports, written by this product in shoe order)."""
+    fmt = _format(path, options)
+    if fmt == "csv":
+        batches: Iterable[pl.DataFrame] = _csv_batches(path, options, rows)
+    elif fmt == "jsonl":
+        batches = (pl.DataFrame(b, schema=_JSONL_SCHEMA, orient="row")
+                   for b in _batched(_jsonl_rows(path), rows))
+    elif fmt == "shoe-lines":
+        batches = (pl.DataFrame(b, schema=_SHOE_LINE_SCHEMA, orient="row")
+                   for b in _batched(_shoe_line_rows(path, options), rows))
+    else:
+        batches = [read_parquet(path, options)]
+    for batch in batches:
+        yield _complete(batch, path, options)
 
 
 def _complete(frame: pl.DataFrame, path: Path, options: ReadOptions) -> pl.DataFrame:
@@ -300,43 +333,98 @@ def read_csv(path: Path, options: ReadOptions) -> pl.DataFrame:
     return frame.select("_row", "_raw", *[pl.col(c).alias(t) for c, t in rename.items()])
 
 
+def _scan_text_csv(path: Path) -> pl.LazyFrame:
+    """:func:`_read_text_csv` as a lazy scan, with the 1-based row numbers (``_row``)."""
+    return pl.scan_csv(path, separator=separator(path), infer_schema=False, quote_char='"',
+                       encoding="utf8-lossy", truncate_ragged_lines=True
+                       ).with_row_index("_row", offset=1)
+
+
+def _csv_batches(path: Path, options: ReadOptions, rows: int) -> Iterator[pl.DataFrame]:
+    """:func:`read_csv` in batches, streamed by polars."""
+    scan = _scan_text_csv(path)
+    try:
+        names = [c for c in scan.collect_schema().names() if c != "_row"]
+        rename = column_targets(path, names, options)
+        query = scan.select("_row", pl.lit(None, dtype=pl.String).alias("_raw"),
+                            *[pl.col(c).alias(t) for c, t in rename.items()])
+        yield from query.collect_batches(chunk_size=rows, maintain_order=True)
+    except pl.exceptions.PolarsError as exc:
+        raise InputError(f"{path}: cannot be read as CSV: {exc}") from None
+
+
 def raw_rows(path: Path, rows: list[int]) -> dict[int, str]:
-    """The given data rows of a CSV file, verbatim field by field, as JSON (for quarantine)."""
-    raw = _read_text_csv(path)
-    picked = raw.with_row_index("_row", offset=1).filter(pl.col("_row").is_in(rows))
-    encoded = picked.select("_row", pl.struct(raw.columns).struct.json_encode().alias("raw"))
+    """The given data rows of a CSV file, verbatim field by field, as JSON (for quarantine);
+    streamed, so a large file is never held whole."""
+    scan = _scan_text_csv(path)
+    try:
+        names = [c for c in scan.collect_schema().names() if c != "_row"]
+        picked = scan.filter(pl.col("_row").is_in(pl.Series(rows, dtype=pl.UInt32).implode()))
+        encoded = picked.select("_row", pl.struct(names).struct.json_encode().alias("raw")
+                                ).collect()
+    except pl.exceptions.PolarsError as exc:
+        raise InputError(f"{path}: cannot be read as CSV: {exc}") from None
     return {int(r): str(j) for r, j in encoded.iter_rows()}
+
+
+_SHOE_LINE_SCHEMA = {"_row": pl.Int64, "_raw": pl.String, "table_id": pl.String,
+                     "shoe_id": pl.String, "coup": pl.String, "outcome": pl.String}
 
 
 def read_shoe_lines(path: Path, options: ReadOptions) -> pl.DataFrame:
     """One shoe per line (``BPPTB...``, any outcome spelling of one character)."""
-    text = path.read_text(encoding="utf-8", errors="replace").lstrip("\ufeff")
-    rows = []
+    return pl.DataFrame(list(_shoe_line_rows(path, options)), schema=_SHOE_LINE_SCHEMA,
+                        orient="row")
+
+
+def _text_lines(path: Path, block: int = 1 << 20) -> Iterator[str]:
+    """The file's lines as ``str.splitlines`` gives them for the whole text (bad UTF-8
+    replaced, a leading BOM dropped), read a block at a time."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    carry, started = "", False
+    with path.open("rb") as fh:
+        while True:
+            raw = fh.read(block)
+            text = carry + decoder.decode(raw, final=not raw)
+            if not started and text:
+                text, started = text.lstrip("\ufeff"), True
+            lines = text.splitlines(keepends=True)
+            carry = lines.pop() if raw and lines else ""  # the last line may go on
+            for line in lines:
+                yield line.splitlines()[0] if line.splitlines() else ""
+            if not raw:
+                return
+
+
+def _shoe_line_rows(path: Path, options: ReadOptions) -> Iterator[tuple[object, ...]]:
+    """The rows of :func:`read_shoe_lines`, line by line (``_SHOE_LINE_SCHEMA`` order)."""
     table = options.table_id or path.stem
-    for number, line in enumerate(text.splitlines(), start=1):
+    single = sum(1 for _ in islice(_text_lines(path), 2)) == 1
+    for number, line in enumerate(_text_lines(path), start=1):
         outcomes = [ch for ch in line if not ch.isspace()]
         if not outcomes:
             continue
-        shoe = options.shoe_id if options.shoe_id and len(text.splitlines()) == 1 \
-            else f"{path.stem}-{number}"
+        shoe = options.shoe_id if options.shoe_id and single else f"{path.stem}-{number}"
         bad = next((ch for ch in outcomes if ch.lower() not in OUTCOME_LABELS), None)
         if bad is not None:  # the line cannot be numbered reliably: kept whole
-            rows.append({"_row": number, "_raw": json.dumps({"line": line}, ensure_ascii=False),
-                         "table_id": table, "shoe_id": shoe, "coup": None,
-                         "outcome": f"invalid character {bad!r} in shoe line"})
+            yield (number, json.dumps({"line": line}, ensure_ascii=False), table, shoe, None,
+                   f"invalid character {bad!r} in shoe line")
             continue
         for i, ch in enumerate(outcomes, start=1):
-            rows.append({"_row": number, "_raw": json.dumps({"line": number, "coup": i,
-                                                             "outcome": ch}, ensure_ascii=False),
-                         "table_id": table, "shoe_id": shoe, "coup": str(i), "outcome": ch})
-    schema = {"_row": pl.Int64, "_raw": pl.String, "table_id": pl.String, "shoe_id": pl.String,
-              "coup": pl.String, "outcome": pl.String}
-    return pl.DataFrame(rows, schema=schema)
+            yield (number, json.dumps({"line": number, "coup": i, "outcome": ch},
+                                      ensure_ascii=False), table, shoe, str(i), ch)
+
+
+_JSONL_SCHEMA = {"_row": pl.Int64, "_raw": pl.String, **{f: pl.String for f in FIELDS}}
 
 
 def read_jsonl(path: Path, options: ReadOptions) -> pl.DataFrame:
     """Journal events (the export format): each ``coup_entered`` event is a coup."""
-    rows = []
+    return pl.DataFrame(list(_jsonl_rows(path)), schema=_JSONL_SCHEMA, orient="row")
+
+
+def _jsonl_rows(path: Path) -> Iterator[tuple[object, ...]]:
+    """The rows of :func:`read_jsonl`, line by line (``_JSONL_SCHEMA`` order)."""
     with path.open(encoding="utf-8", errors="replace") as fh:
         for number, line in enumerate(fh, start=1):
             line = line.strip().lstrip("\ufeff")
@@ -345,24 +433,21 @@ def read_jsonl(path: Path, options: ReadOptions) -> pl.DataFrame:
             try:
                 event = json.loads(line)
             except json.JSONDecodeError as exc:
-                rows.append({"_row": number, "_raw": json.dumps({"line": line}),
-                             "outcome": f"invalid JSON: {exc.msg}"})
+                yield (number, json.dumps({"line": line}), None, None, None,
+                       f"invalid JSON: {exc.msg}", *(None,) * (len(FIELDS) - 4))
                 continue
             if event.get("kind") != "coup_entered":
                 continue
             payload = event.get("payload", {})
-            rows.append({
-                "_row": number, "_raw": line, "table_id": event.get("table_id"),
-                "shoe_id": event.get("shoe_id"), "coup": _text(payload.get("coup")),
-                "outcome": payload.get("outcome"),
+            fields = {
+                "table_id": event.get("table_id"), "shoe_id": event.get("shoe_id"),
+                "coup": _text(payload.get("coup")), "outcome": payload.get("outcome"),
                 "player_cards": _hand(payload.get("player_cards")),
                 "banker_cards": _hand(payload.get("banker_cards")),
                 **{k: _text(payload.get(k)) for k in ("player_total", "banker_total",
                                                        "natural", "player_pair", "banker_pair",
-                                                       "dealt_at")},
-            })
-    schema = {"_row": pl.Int64, "_raw": pl.String, **{f: pl.String for f in FIELDS}}
-    return pl.DataFrame(rows, schema=schema)
+                                                       "dealt_at")}}
+            yield (number, line, *(fields[f] for f in FIELDS))
 
 
 def _hand(cards: object) -> str | None:

@@ -25,9 +25,10 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,8 @@ import polars as pl
 from roads.errors import InputError
 from roads.faults import point
 from roads.files import publish, publish_text, sha256
+from roads.ingest.chunks import Spill, chunked, remove_spill, spill_file
+from roads.ingest.chunks import sweep as sweep_spills
 from roads.ingest.fastcsv import parse_csv, read_bytes
 from roads.ingest.readers import ReadOptions, columns_of, detect_format, raw_rows, read
 from roads.ingest.validate import QUARANTINE_SCHEMA, Parsed, check, parse_staged
@@ -67,7 +70,7 @@ def ingested(store: Store) -> dict[str, str]:
 
 def _sweep(store: Store) -> list[str]:
     """Leftovers of runs that never committed: their part files and attachments."""
-    gone = store.sweep(("import",))
+    gone = store.sweep(("import",)) + sweep_spills(store.root)
     committed = {e.payload["run"] for e in store.journal.of_kinds(("import_committed",))}
     for folder, suffix in ATTACHMENTS.items():
         directory = store.root / folder
@@ -144,17 +147,17 @@ def _amendments(coups: pl.DataFrame, reason: str, actor: str, run_id: str
             for row in coups.select(*COUP_KEY, *CONTENT).to_dicts()]
 
 
-def _shoe_rows(store: Store, coups: pl.DataFrame, rules: RuleSet,
+def _shoe_rows(known: pl.DataFrame, coups: pl.DataFrame, rules: RuleSet,
                totals: pl.DataFrame | None = None,
                this_run: pl.DataFrame | None = None) -> pl.DataFrame:
-    """A ``shoes`` row for every imported shoe the store does not know yet.
+    """A ``shoes`` row for every imported shoe the store does not know yet (``known``: the
+    stored shoes' keys).
 
     ``totals``: the shoes' totals if the caller has them for exactly these coups (the
     validation pass counts them, :attr:`Validated.shoes`); else they are grouped here.
     ``this_run``: the shoes (``SHOE_KEY``) earlier files of the run hold a row for."""
     if totals is None:
         totals = shoe_totals(coups)
-    known = store.read.stored_shoe_keys()
     if this_run is not None and this_run.height:
         known = pl.concat([known, this_run.select(*SHOE_KEY)])
     shoes = totals.join(known, on=list(SHOE_KEY), how="anti").with_columns(
@@ -202,11 +205,99 @@ def _rejected_rows(path: Path, rows: pl.DataFrame, reason: str) -> pl.DataFrame:
         QUARANTINE_SCHEMA)  # type: ignore[arg-type]
 
 
+@dataclass
+class _File:
+    """One input file's share of the run, summed over its buckets (or its one pass)."""
+
+    rows_read: int = 0
+    accepted: int = 0
+    already: int = 0
+    replaced: int = 0
+    kept_void: int = 0
+    duplicates: int = 0
+    flagged: int = 0
+    conflicts: int = 0
+    flags_by_rule: Counter[str] = field(default_factory=Counter)
+    rejected: list[pl.DataFrame] = field(default_factory=list)
+    flags: list[pl.DataFrame] = field(default_factory=list)
+    kept: list[pl.DataFrame] | None = None  # the coups it gives, if later files need them
+
+
+@dataclass
+class _Run:
+    """What an ingest run gathers before its one commit."""
+
+    store: Store
+    rules: RuleSet
+    actor: str
+    replace: bool
+    run_id: str
+    live: set[tuple[str, str]]
+    earlier: pl.DataFrame  # COUP_KEY + CONTENT this run gives coups so far (earlier files)
+    written: list[Written] = field(default_factory=list)
+    amendments: list[Preceding] = field(default_factory=list)
+    stored_shoes: pl.DataFrame | None = None  # SHOE_KEY of the stored shoes
+
+    def store_checked(self, path: Path, ids: tuple[str, ...], digest: str, parsed: Parsed,
+                      out: _File) -> None:
+        """Check parsed rows holding whole shoes, write their new coups and shoe rows as
+        part files named after ``ids``, and add what was found to ``out``."""
+        checked = check(parsed, self.rules.decks)
+        store, earlier = self.store, self.earlier
+        split = _sort(store, checked.coups, self.live, earlier, self.replace)
+        new = split.new
+        if not new.is_empty():
+            whole = new is checked.coups  # no coup set aside: the check's totals hold
+            if self.stored_shoes is None:  # (once a run: nothing is committed before its end)
+                self.stored_shoes = store.read.stored_shoe_keys()
+            shoes = _shoe_rows(self.stored_shoes, new, self.rules,
+                               checked.shoes if whole else None,
+                               earlier.select(*SHOE_KEY).unique())
+            meta = {"input_file": path.name, "input_sha256": digest, "ingest_run": self.run_id,
+                    "rules": self.rules.name}
+            parts = store.parts_by_day(new.with_columns(pl.lit(self.actor).alias("entered_by")),
+                                       shoes, "import", (self.run_id, *ids), meta,
+                                       checked.starts if whole else None)
+            self.written += store.write_parts(parts, "import")
+            point("ingest:parts-written")
+        self.amendments += _amendments(split.amended, f"re-import of {path.name} with "
+                                       f"--replace (run {self.run_id})", self.actor, self.run_id)
+        kept = pl.concat([new, split.amended]).select(*COUP_KEY, *CONTENT)
+        if out.kept is not None:
+            out.kept.append(kept)
+        out.rejected.append(pl.concat([checked.quarantine,
+                                       _rejected_rows(path, split.conflicts, CONFLICT),
+                                       _rejected_rows(path, split.on_live, LIVE_SHOE)]))
+        row_flags = checked.flags
+        if kept.height != checked.coups.height:  # only the flags of coups it keeps
+            row_flags = row_flags.join(
+                checked.coups.join(kept, on=list(COUP_KEY), how="anti").select(*COUP_KEY),
+                on=list(COUP_KEY), how="anti", nulls_equal=False)
+        out.flags.append(row_flags)
+        out.rows_read += parsed.rows.height
+        out.accepted += new.height
+        out.already += split.already
+        out.replaced += split.amended.height
+        out.kept_void += split.kept_void
+        out.duplicates += checked.duplicates
+        out.flagged += checked.flags.select(*COUP_KEY).unique().height
+        out.flags_by_rule.update(_counts(checked.flags, "rule"))
+        out.conflicts += split.conflicts.height + split.on_live.height
+
+    def remember(self, kept: list[pl.DataFrame]) -> None:
+        """The coups a file gave, for the run's later files (their content wins)."""
+        mine = pl.concat(kept)
+        self.earlier = mine if self.earlier.is_empty() else pl.concat(  # (no join for one)
+            [self.earlier.join(mine, on=list(COUP_KEY), how="anti"), mine])
+
+
 def ingest(paths: list[Path], store: Store, options: ReadOptions, rules: RuleSet,
            progress: Callable[[Path], None] | None = None,
            actor: str = "cli", replace: bool = False) -> IngestResult:
     """Ingest files into the store; returns the report (also written as JSON).
 
+    A file larger than :data:`roads.ingest.chunks.CHUNK_BYTES` is read in chunks and
+    checked in buckets of whole shoes (:mod:`roads.ingest.chunks`), with the same outcome.
     ``replace``: import files again even if ingested, amending stored coups whose content
     differs (see the module doc)."""
     run_id = datetime.now(UTC).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
@@ -216,82 +307,77 @@ def ingest(paths: list[Path], store: Store, options: ReadOptions, rules: RuleSet
     files: list[dict[str, Any]] = []
     quarantine: list[pl.DataFrame] = []
     flags: list[pl.DataFrame] = []
-    written: list[Written] = []
-    amendments: list[Preceding] = []
-    earlier = pl.DataFrame(schema={c: COUPS[c] for c in (*COUP_KEY, *CONTENT)})
     with store.bulk_lock():
         swept = _sweep(store)
         seen = ingested(store)
         this_run: set[str] = set()
-        live = store.read.journal_shoes()
-        for number, path in enumerate(paths):
-            with ThreadPoolExecutor(max_workers=1) as hasher:
+        run = _Run(store, rules, actor, replace, run_id, store.read.journal_shoes(),
+                   pl.DataFrame(schema={c: COUPS[c] for c in (*COUP_KEY, *CONTENT)}))
+        try:
+            for number, path in enumerate(paths):
                 fmt = options.format if options.format != "auto" else detect_format(path)
-                parsed, pending, parser = _parse(path, fmt, options, hasher)
-                checked = check(parsed, rules.decks)
-                digest = pending.result()
-            point("ingest:parsed")
-            entry: dict[str, Any] = {"file": str(path), "sha256": digest}
-            skip = ("listed twice in this run" if digest in this_run else
-                    f"already ingested (run {seen[digest]}; --replace imports it again)"
-                    if digest in seen and not replace else None)
-            if skip is not None:
-                files.append({**entry, "skipped": skip, "rows_read": 0, "accepted": 0,
-                              "quarantined": 0})
+                spill = Spill(store.root, run_id, number, path) if chunked(path, fmt) else None
+                with ThreadPoolExecutor(max_workers=1) as hasher:
+                    if spill is not None:
+                        parser, digest = spill_file(fmt, options, spill, hasher)
+                        whole = None
+                    else:
+                        parsed, pending, parser = _parse(path, fmt, options, hasher)
+                        whole = parsed
+                        digest = pending.result()
+                point("ingest:parsed")
+                entry: dict[str, Any] = {"file": str(path), "sha256": digest}
+                skip = ("listed twice in this run" if digest in this_run else
+                        f"already ingested (run {seen[digest]}; --replace imports it again)"
+                        if digest in seen and not replace else None)
+                if skip is not None:
+                    if spill is not None:
+                        spill.remove()
+                    files.append({**entry, "skipped": skip, "rows_read": 0, "accepted": 0,
+                                  "quarantined": 0})
+                    if progress:
+                        progress(path)
+                    continue
+                columns = columns_of(path, fmt, options)
+                out = _File(kept=[] if number < len(paths) - 1 else None)
+                if whole is not None:
+                    run.store_checked(path, (str(number),), digest, whole, out)
+                    del whole, parsed
+                else:
+                    assert spill is not None
+                    for bucket, rows in enumerate(spill):
+                        run.store_checked(path, (str(number), f"b{bucket}"), digest, rows, out)
+                        point("ingest:bucket-stored")
+                    spill.remove()
+                if out.kept is not None:
+                    run.remember(out.kept)
+                rejected = pl.concat(out.rejected)
+                if fmt == "csv" and rejected["row"].drop_nulls().len():
+                    # CSV rows are kept verbatim under their own column names.
+                    verbatim = raw_rows(path, rejected["row"].drop_nulls().to_list())
+                    rejected = rejected.with_columns(
+                        pl.col("row").replace_strict(verbatim, default=None, return_dtype=pl.String)
+                        .fill_null(pl.col("raw")).alias("raw"))
+                quarantine.append(rejected)
+                flags += out.flags
+                files.append({
+                    **entry, "format": fmt, "parser": parser, **columns.report(),
+                    "rows_read": out.rows_read, "accepted": out.accepted,
+                    "already_stored": out.already, "replaced": out.replaced,
+                    **({"kept_void": out.kept_void, "replace": True} if replace else {}),
+                    "duplicate_rows": out.duplicates,
+                    "flagged": out.flagged,
+                    "flags_by_rule": dict(out.flags_by_rule),
+                    "quarantined": rejected.height,
+                    "quarantined_by_reason": _counts(rejected, "reason"),
+                    "conflicts": out.conflicts,
+                })
+                seen[digest] = run_id
+                this_run.add(digest)
                 if progress:
                     progress(path)
-                continue
-            columns = columns_of(path, fmt, options)
-            split = _sort(store, checked.coups, live, earlier, replace)
-            new = split.new
-            if not new.is_empty():
-                whole = new is checked.coups  # no coup set aside: the check's totals hold
-                shoes = _shoe_rows(store, new, rules, checked.shoes if whole else None,
-                                   earlier.select(*SHOE_KEY).unique())
-                meta = {"input_file": path.name, "input_sha256": digest, "ingest_run": run_id,
-                        "rules": rules.name}
-                parts = store.parts_by_day(new.with_columns(pl.lit(actor).alias("entered_by")),
-                                           shoes, "import", (run_id, str(number)), meta,
-                                           checked.starts if whole else None)
-                written += store.write_parts(parts, "import")
-                point("ingest:parts-written")
-            amendments += _amendments(split.amended, f"re-import of {path.name} with "
-                                      f"--replace (run {run_id})", actor, run_id)
-            kept = pl.concat([new, split.amended]).select(*COUP_KEY, *CONTENT)
-            earlier = kept if earlier.is_empty() else pl.concat(  # (no join for one file)
-                [earlier.join(kept, on=list(COUP_KEY), how="anti"), kept])
-            rejected = pl.concat([checked.quarantine,
-                                  _rejected_rows(path, split.conflicts, CONFLICT),
-                                  _rejected_rows(path, split.on_live, LIVE_SHOE)])
-            if fmt == "csv" and rejected["row"].drop_nulls().len():
-                # CSV rows are kept verbatim under their own column names.
-                verbatim = raw_rows(path, rejected["row"].drop_nulls().to_list())
-                rejected = rejected.with_columns(
-                    pl.col("row").replace_strict(verbatim, default=None, return_dtype=pl.String)
-                    .fill_null(pl.col("raw")).alias("raw"))
-            quarantine.append(rejected)
-            row_flags = checked.flags
-            if kept.height != checked.coups.height:  # only the flags of coups it keeps
-                row_flags = row_flags.join(
-                    checked.coups.join(kept, on=list(COUP_KEY), how="anti").select(*COUP_KEY),
-                    on=list(COUP_KEY), how="anti", nulls_equal=False)
-            flags.append(row_flags)
-            files.append({
-                **entry, "format": fmt, "parser": parser, **columns.report(),
-                "rows_read": parsed.rows.height, "accepted": new.height,
-                "already_stored": split.already, "replaced": split.amended.height,
-                **({"kept_void": split.kept_void, "replace": True} if replace else {}),
-                "duplicate_rows": checked.duplicates,
-                "flagged": checked.flags.select(*COUP_KEY).unique().height,
-                "flags_by_rule": _counts(checked.flags, "rule"),
-                "quarantined": rejected.height,
-                "quarantined_by_reason": _counts(rejected, "reason"),
-                "conflicts": split.conflicts.height + split.on_live.height,
-            })
-            seen[digest] = run_id
-            this_run.add(digest)
-            if progress:
-                progress(path)
+        finally:  # (an error mid-way: what was spilled goes; the parts, next run)
+            remove_spill(store.root, run_id)
         attachments = _attachments(store, run_id, quarantine, flags)
         totals = {k: sum(int(f.get(k, 0)) for f in files)
                   for k in ("rows_read", "accepted", "replaced", "quarantined", "flagged")}
@@ -300,14 +386,14 @@ def ingest(paths: list[Path], store: Store, options: ReadOptions, rules: RuleSet
         report_path = store.root / "ingest" / f"{run_id}.json"
         publish_text(report_path, json.dumps(report, indent=2, ensure_ascii=False))
         point("ingest:before-commit")
-        store.commit("import_committed", written, {
+        store.commit("import_committed", run.written, {
             "run": run_id, "rules": rules.name, "totals": totals,
             "inputs": [{k: f[k] for k in ("file", "sha256", "skipped", "replace") if k in f}
                        for f in files],
             "attachments": {**attachments,
                             "report": {"path": f"ingest/{run_id}.json",
                                        "sha256": sha256(report_path)}}}, actor,
-            before=amendments)
+            before=run.amendments)
     return IngestResult(report, report_path)
 
 

@@ -13,6 +13,7 @@ if TYPE_CHECKING:  # the names as the type checker sees them
     from roads.store.corrections import MARK, apply_corrections
     from roads.store.journal import SYSTEM, Event, Journal, JournalError
     from roads.store.journaled import coup_row, coups_frame, shoe_frames
+    from roads.store.layout import TEMPORARY_PREFIX
     from roads.store.read import (
         ALL,
         Selection,
@@ -41,6 +42,7 @@ _WHERE = {
     "coup_row": "roads.store.journaled",
     "coups_frame": "roads.store.journaled",
     "shoe_frames": "roads.store.journaled",
+    "TEMPORARY_PREFIX": "roads.store.layout",
     "ALL": "roads.store.read",
     "Selection": "roads.store.read",
     "StoreReadError": "roads.store.read",
@@ -59,6 +61,7 @@ __all__ = [
     "ALL",
     "MARK",
     "SYSTEM",
+    "TEMPORARY_PREFIX",
     "Event",
     "Journal",
     "JournalError",

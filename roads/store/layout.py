@@ -48,7 +48,7 @@ def data_files(root: Path) -> list[str]:
 def temporary_files(root: Path) -> list[str]:
     """Hidden temporary files left by an interrupted write (relative paths)."""
     found = []
-    for table in (*TABLES, "ingest", "quarantine", "flags", "checkpoints"):
+    for table in (*TABLES, "ingest", "quarantine", "flags", "checkpoints", "spill"):
         directory = root / table
         if directory.is_dir():
             found += [p.relative_to(root).as_posix()

@@ -76,6 +76,12 @@ def test_a_kill_inside_a_stage_leaves_nothing_visible_and_a_rerun_completes(
     # Repaired state: the rerun stores every coup and shoe row once and sweeps the rest.
     result = ingest([csv, bad], store, ReadOptions(), get_rules("standard-8"))
     assert result.report["files"][0]["accepted"] == expected.height
+    assert_complete(store, expected)
+
+
+def assert_complete(store: Store, expected: pl.DataFrame) -> None:
+    """The store holds every coup and shoe row of ``expected`` and of the one-coup second
+    input once each, one quarantine file, and verifies deep."""
     coups = store.read.coups()
     assert coups.height == expected.height + 1
     assert coups.unique(["table_id", "shoe_id", "coup"]).height == coups.height
@@ -84,7 +90,7 @@ def test_a_kill_inside_a_stage_leaves_nothing_visible_and_a_rerun_completes(
     assert shoes.unique(["table_id", "shoe_id"]).height == shoes.height
     report = verify(store, deep=True)
     assert report.ok, report.problems
-    assert len(list((root / "quarantine").glob("*.jsonl"))) == 1
+    assert len(list((store.root / "quarantine").glob("*.jsonl"))) == 1
 
 
 def test_a_kill_after_the_commit_keeps_the_run_and_a_rerun_skips_it(
