@@ -73,6 +73,11 @@ TABLES: dict[str, dict[str, pl.DataType]] = {"coups": COUPS, "shoes": SHOES}
 
 #: What names a coup, and a shoe.
 COUP_KEY = ("table_id", "shoe_id", "coup")
+#: A coup's cards as six fixed-width columns (what the integrity checks read, one byte a
+#: card): each card's index in :data:`~roads.cards.CARD_CODES`, :data:`NO_CARD` where the
+#: hand has no such card.
+CARD_SLOTS = ("player_1", "player_2", "player_3", "banker_1", "banker_2", "banker_3")
+NO_CARD = 255
 SHOE_KEY = ("table_id", "shoe_id")
 #: What a coup *is*: two coups under one key are the same coup when these are equal (nulls
 #: equal), whoever entered them and whenever. The one definition of idempotency and

@@ -116,7 +116,8 @@ def per_shoe_counts(coups: pl.DataFrame, offsets: np.ndarray) -> pl.DataFrame:
     o, pp, bp, nat, cards, pt, bt = (arrays[c].to_numpy() for c in arrays.columns)
     _per_shoe_counts(offsets, o, pp, bp, nat, cards, pt, bt, out)
     keys = coups.select(pl.col("table_id", "shoe_id").cast(pl.String))[offsets[:-1]]
-    counts = pl.DataFrame(out, schema=COUNT_COLUMNS, orient="row")
+    # Int32 per shoe (half the memory a store's worth of shoes holds); sums are Int64
+    counts = pl.DataFrame(out.astype(np.int32), schema=COUNT_COLUMNS, orient="row")
     return pl.concat([keys, counts], how="horizontal")
 
 
@@ -167,7 +168,7 @@ def partial(coups: pl.DataFrame, shoes: pl.DataFrame | None,
 def combine(parts: list[Partial]) -> Partial:
     """One partial from many (exact: sums and concatenations only)."""
     return Partial(
-        pl.concat([p.by_shoe for p in parts]),
+        pl.concat([p.by_shoe for p in parts], how="vertical_relaxed"),
         SequenceStats(
             hist=sum((p.sequence.hist for p in parts), np.zeros_like(parts[0].sequence.hist)),
             per_shoe=np.vstack([p.sequence.per_shoe for p in parts]),
@@ -200,7 +201,8 @@ def finalize(part: Partial) -> dict[str, Any]:
     part = in_shoe_order(part)
     by_shoe = part.by_shoe
     decks = pl.col("decks").first() if "decks" in by_shoe.columns else pl.lit(None)
-    groups = by_shoe.group_by("rules").agg(pl.col(COUNT_COLUMNS).sum(), decks.alias("decks")
+    groups = by_shoe.group_by("rules").agg(pl.col(COUNT_COLUMNS).cast(pl.Int64).sum(),
+                                           decks.alias("decks")
                                            ).sort("rules").to_dicts()
     exps = {g["rules"]: expectation(g["rules"], g["decks"]) for g in groups}
 

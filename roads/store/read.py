@@ -19,15 +19,17 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, timedelta
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import numpy as np
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from roads.errors import InputError
-from roads.schema import COUP_KEY, COUPS, SHOES, conform
+from roads.schema import COUP_KEY, COUPS, NO_CARD, SHOES, conform
 from roads.store import catalog
 from roads.store.catalog import FileEntry
 from roads.store.corrections import MARK, apply_corrections, corrections, touched_shoes
@@ -283,18 +285,41 @@ class Reader:
         yield from self._journaled_coups(snap, sel, False, False)
 
     # -- fast paths -------------------------------------------------------------------------
-    def statistics_frames(self, sel: Selection = ALL) -> Iterator[pl.DataFrame]:
+    def statistics_frames(self, sel: Selection = ALL, *,
+                          cards: bool = False) -> Iterator[pl.DataFrame]:
         """Per file, the columns the statistics need (:data:`STATISTICS_COLUMNS` plus each
-        coup's card count ``cards``), corrections applied; then the journaled shoes."""
+        coup's card count ``cards``), corrections applied; then the journaled shoes.
+
+        ``cards``: each coup's cards too, as the fixed-width
+        :data:`~roads.schema.CARD_SLOTS` (what the integrity checks read), so one read of a
+        file serves the statistics and the checks."""
+        return (read() for read in self.statistics_readers(sel, cards=cards))
+
+    def statistics_readers(self, sel: Selection = ALL, *, cards: bool = False
+                           ) -> Iterator[Callable[[], pl.DataFrame]]:
+        """:meth:`statistics_frames` as one reader per file, each reading its file when
+        called: several threads can read (and work on) files side by side."""
         snap = self.snapshot(sel)
+
+        def clean(entry: FileEntry) -> pl.DataFrame:
+            frame = statistics_columns(self._path(entry), entry.path, cards=cards)
+            return frame if sel.everything else frame.filter(sel.keep())
+
+        def corrected(entry: FileEntry) -> pl.DataFrame:
+            return to_statistics(self._canonical(entry, sel, snap, False, False), cards)
+
         for entry in snap.files:
-            if snap.clean(entry):
-                frame = statistics_columns(self._path(entry), entry.path)
-                yield frame if sel.everything else frame.filter(sel.keep())
-            else:
-                yield to_statistics(self._canonical(entry, sel, snap, False, False))
+            yield partial(clean if snap.clean(entry) else corrected, entry)
         for frame in self._journaled_coups(snap, sel, False, False):
-            yield to_statistics(frame)
+            yield partial(to_statistics, frame, cards)
+
+    def split_shoes(self, sel: Selection = ALL) -> frozenset[tuple[str, str]]:
+        """The selection's shoes whose coups lie in more than one file (a shoe imported in
+        pieces): work that needs whole shoes reads these whole. One grouped query."""
+        db = self.store.journal.reader()
+        rows = db.execute("SELECT table_id, shoe_id FROM catalog_shoes GROUP BY table_id, "
+                          "shoe_id HAVING count(*) > 1").fetchall()
+        return frozenset((t, s) for t, s in rows if sel.holds(t, s))
 
     def statistics_sources(self, sel: Selection = ALL
                            ) -> tuple[list[str], list[pl.DataFrame]]:
@@ -495,16 +520,43 @@ STATISTICS_COLUMNS = ("table_id", "shoe_id", "coup", "outcome", "player_total",
                       "banker_total", "natural", "player_pair", "banker_pair", "dealt_at")
 
 
-def to_statistics(coups: pl.DataFrame) -> pl.DataFrame:
+def to_statistics(coups: pl.DataFrame, cards: bool = False) -> pl.DataFrame:
     """Canonical coups in the shape of :func:`statistics_columns`."""
-    cards = (pl.col("player_cards").list.len() + pl.col("banker_cards").list.len())
-    return coups.select(*STATISTICS_COLUMNS, cards.cast(pl.Int8).alias("cards"))
+    count = (pl.col("player_cards").list.len() + pl.col("banker_cards").list.len())
+    slots = [pl.col(f"{side}_cards").list.get(i, null_on_oob=True).to_physical()
+             .fill_null(NO_CARD).cast(pl.UInt8).alias(f"{side}_{i + 1}")
+             for side in ("player", "banker") for i in range(3)] if cards else []
+    return coups.select(*STATISTICS_COLUMNS, count.cast(pl.Int8).alias("cards"), *slots)
 
 
-def statistics_columns(path: Path, name: str | None = None) -> pl.DataFrame:
+def _card_slots(lists: pa.ChunkedArray, side: str) -> list[pl.Series]:
+    """One hand's card lists (dictionary-encoded card codes) as three slot columns, straight
+    from the Arrow buffers: offsets and dictionary indices, no list decoded in Python."""
+    from roads.cards import CARD_INDEX
+
+    columns: list[list[np.ndarray]] = [[], [], []]
+    for chunk in lists.chunks:
+        offsets = np.asarray(chunk.offsets)
+        values = chunk.values
+        lut = np.array([*(CARD_INDEX[c] for c in values.dictionary.to_pylist()), NO_CARD],
+                       dtype=np.uint8)
+        codes = lut[np.asarray(values.indices)]
+        start, length = offsets[:-1], np.diff(offsets)
+        last = max(len(codes) - 1, 0)
+        for j in range(3):
+            held = codes[np.minimum(start + j, last)] if len(codes) else \
+                np.full(len(start), NO_CARD, dtype=np.uint8)
+            columns[j].append(np.where(length > j, held, np.uint8(NO_CARD)))
+    return [pl.Series(f"{side}_{j + 1}", np.concatenate(c) if c else np.zeros(0, np.uint8))
+            for j, c in enumerate(columns)]
+
+
+def statistics_columns(path: Path, name: str | None = None, cards: bool = False
+                       ) -> pl.DataFrame:
     """One part file as the statistics need it: the scalar columns, plus each coup's card
     count (``cards``) instead of the cards. Counting list entries in Arrow, with the card
     codes left dictionary-encoded, is about twice as fast as decoding them into polars.
+    ``cards``: the :data:`~roads.schema.CARD_SLOTS` too, from the same Arrow read.
 
     The two reads are joined by file row number (polars' row index), never by position,
     so a scan that returned rows in another order could not misalign them."""
@@ -513,16 +565,24 @@ def statistics_columns(path: Path, name: str | None = None) -> pl.DataFrame:
     try:
         frame = (pl.scan_parquet(path, schema=pl.Schema(COUPS), row_index_name="_row")
                  .select("_row", *STATISTICS_COLUMNS).collect())
-        lists = pq.read_table(path, columns=["player_cards", "banker_cards"],
-                              read_dictionary=["player_cards.list.element",
-                                               "banker_cards.list.element"])
+        with pq.ParquetFile(path, read_dictionary=["player_cards.list.element",
+                                                   "banker_cards.list.element"]) as file:
+            # row group by row group: a whole-file read of dictionary-encoded lists fails
+            # ("nested data conversions") once they need more than one chunk
+            lists = pa.concat_tables([file.read_row_group(i, columns=["player_cards",
+                                                                      "banker_cards"])
+                                      for i in range(file.num_row_groups)]) \
+                if file.num_row_groups else file.read(columns=["player_cards", "banker_cards"])
     except FileNotFoundError:
         raise
     except (pl.exceptions.PolarsError, OSError, pa.ArrowException) as exc:
         raise StoreReadError(f"{name or path}: cannot be read ({_first_line(exc)})") from None
-    cards = pl.Series("cards", pc.add(pc.list_value_length(lists["player_cards"]),
+    count = pl.Series("cards", pc.add(pc.list_value_length(lists["player_cards"]),
                                       pc.list_value_length(lists["banker_cards"])))
-    return frame.with_columns(cards.cast(pl.Int8).gather(frame["_row"])).drop("_row")
+    order = frame["_row"]
+    slots = [s.gather(order) for side in ("player", "banker")
+             for s in _card_slots(lists[f"{side}_cards"], side)] if cards else []
+    return frame.with_columns(count.cast(pl.Int8).gather(order), *slots).drop("_row")
 
 
 def outcome_columns(path: Path, name: str | None = None) -> pa.Table:
