@@ -56,9 +56,12 @@ def _shoe_pass(p: np.ndarray, b: np.ndarray, offsets: np.ndarray, decks: np.ndar
                sketch: np.ndarray, sketch_size: np.ndarray) -> None:
     """Per shoe: inventory, longest suit / ascending-rank runs, end rule, and the sketch
     (its :data:`SKETCH` smallest distinct sampled window fingerprints, ascending)."""
-    seq = np.empty(6 * (offsets[-1] - offsets[0]) + 6, dtype=np.int64)
-    starts = np.empty(offsets[-1] - offsets[0] + 1, dtype=np.int64)
-    sampled = np.empty(6 * (offsets[-1] - offsets[0]) + 6, dtype=np.uint64)
+    longest = 0  # buffers for the longest shoe, not the batch
+    for s in range(offsets.shape[0] - 1):
+        longest = max(longest, offsets[s + 1] - offsets[s])
+    seq = np.empty(6 * longest + 6, dtype=np.int8)
+    starts = np.empty(longest + 1, dtype=np.int64)
+    sampled = np.empty(6 * longest + 6, dtype=np.uint64)
     mask = np.uint64(_MASK48)
     for s in range(offsets.shape[0] - 1):
         counts = np.zeros(52, dtype=np.int64)

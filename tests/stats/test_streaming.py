@@ -1,0 +1,127 @@
+"""The statistics and integrity checks of a store, file by file in bounded memory, against
+the same report computed on the whole slice at once; the fixed-size window table against
+a brute-force oracle of what it promises."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from roads.analysis import statistics
+from roads.ingest.entry import CoupEntry
+from roads.ingest.readers import ReadOptions
+from roads.ingest.run import ingest
+from roads.rules import get_rules
+from roads.simulate import Simulation, write_simulation
+from roads.stats.integrity import IntegrityScan, WindowTable
+from roads.stats.report import report
+from roads.store import Store
+from tests.floor import Floor
+
+
+def _import(store: Store, coups: pl.DataFrame, table: str, shoe: str, csv: Path) -> None:
+    """Card-level coups imported as another table's shoe (a file of their own)."""
+    coups.select(pl.lit(table).alias("table"), pl.lit(shoe).alias("shoe"), "coup",
+                 pl.col("outcome").cast(pl.String),
+                 pl.col("player_cards").cast(pl.List(pl.String)).list.join(" "),
+                 pl.col("banker_cards").cast(pl.List(pl.String)).list.join(" "),
+                 pl.col("dealt_at").dt.to_string("%Y-%m-%dT%H:%M:%SZ")).write_csv(csv)
+    ingest([csv], store, ReadOptions(), get_rules("standard-8"))
+
+
+def test_the_store_read_file_by_file_gives_the_whole_slice_report(tmp_path: Path) -> None:
+    """Every figure, test, flag and finding of `roads stats` equals the report of all the
+    store's coups at once: many files, a shoe imported in two pieces, a shoe dealt twice
+    (three times, with the pieces), most of a shoe again, live shoes and corrections."""
+    store = Store.create(tmp_path / "store")
+    write_simulation(Simulation(get_rules("standard-8"), shoes=60, seed=78, tables=5,
+                                batch_shoes=16), store)
+    coups = store.read.coups()
+    first = coups.filter(pl.col("shoe_id") == coups["shoe_id"][0]).sort("coup")
+    for n, piece in enumerate((first.head(30), first.tail(first.height - 30))):
+        _import(store, piece, "SPLIT", "PIECES", tmp_path / f"piece{n}.csv")
+    _import(store, first, "COPY", "AGAIN", tmp_path / "again.csv")
+    last = coups.filter(pl.col("shoe_id") == coups["shoe_id"][-1]).sort("coup")
+    _import(store, last.head(last.height * 8 // 10), "COPY", "MOSTLY", tmp_path / "near.csv")
+    floor = Floor(store)
+    floor.open_shoe("L1", "sealed")
+    floor.coup("L1", player=("9h", "Kd"), banker=("5s", "2c"))
+    floor.coup("L1", player=("Th", "Qc", "5d"), banker=("7s", "Kh"))
+    floor.close("L1")
+    floor.open_shoe("L2", "open-shoe")
+    floor.coups("L2", "BBPT")
+    floor.amend("SIM-01", first["shoe_id"][0], 1, CoupEntry(outcome="T", method="keypad"))
+    floor.void("SIM-02", coups.filter(pl.col("table_id") == "SIM-02")["shoe_id"][0], 2)
+
+    assert store.read.split_shoes() == {("SPLIT", "PIECES")}
+    whole = report(store.read.coups(), store.read.shoes())
+    streamed = statistics(store)
+    assert streamed == whole  # floats, flags, findings and their order included
+    repeats = [f["explanation"] for f in streamed["integrity"]
+               if f["check"] == "repeated shoe"]
+    assert len(repeats) == 4  # AGAIN, PIECES and the original pairwise; MOSTLY with its own
+    assert sum("MOSTLY" in r for r in repeats) == 1
+    assert streamed["statistics"]["coups"] == (coups.height + 2 * first.height
+                                               + last.height * 8 // 10 + 2 + 4 - 1)
+
+
+def test_an_overfull_window_table_still_finds_a_shoe_dealt_twice(tmp_path: Path) -> None:
+    """Two buckets (16 fingerprints) for a store's worth of sketches: most are left out,
+    the repeat is still reported, as the same card sequence."""
+    store = Store.create(tmp_path / "store")
+    write_simulation(Simulation(get_rules("standard-6"), shoes=20, seed=4, tables=2), store)
+    coups, shoes = store.read.coups(), store.read.shoes()
+    again = coups.filter(pl.col("shoe_id") == coups["shoe_id"][0]).with_columns(
+        pl.lit("AGAIN").alias("shoe_id"))
+    scan = IntegrityScan(shoes, bucket_bits=1)
+    scan.add(coups)
+    scan.add(again)
+    assert scan.windows.left_out > 0
+    found = [f for f in scan.findings() if f["check"] == "repeated shoe"]
+    assert len(found) == 1 and "the same card sequence" in found[0]["explanation"]
+
+
+_POOL = [random.Random(7).getrandbits(64) for _ in range(48)]
+sketches = st.lists(st.sets(st.sampled_from(_POOL), max_size=24), min_size=1, max_size=12)
+
+
+def _table(shoes: list[set[int]], bits: int, order: list[int]) -> WindowTable:
+    table = WindowTable(bits)
+    for s in order:
+        h = np.array(sorted(shoes[s]), dtype=np.uint64)
+        table.add(h, np.full(len(h), s, dtype=np.uint32))
+    return table
+
+
+def _pairs(table: WindowTable, n: int) -> tuple[dict[tuple[int, int], int], list[int]]:
+    pairs, kept = table.shared(n)
+    return ({(a, b): c for a, b, c in pairs.iter_rows()}, kept.tolist())
+
+
+@settings(max_examples=60, deadline=None)
+@given(shoes=sketches, bits=st.sampled_from([1, 2, 12]), seed=st.integers(0, 1000))
+def test_the_window_table_keeps_what_it_promises(shoes: list[set[int]], bits: int,
+                                                  seed: int) -> None:
+    """What is kept: in each bucket (the top ``bits`` of a fingerprint) its 8 smallest
+    fingerprints; shared counts are exact over those, whatever order shoes come in."""
+    order = list(range(len(shoes)))
+    random.Random(seed).shuffle(order)
+    table = _table(shoes, bits, order)
+    pairs, kept = _pairs(table, len(shoes))
+    assert (pairs, kept) == _pairs(_table(shoes, bits, sorted(order)), len(shoes))
+    everything = set().union(*shoes)
+    buckets: dict[int, list[int]] = {}
+    for h in everything:
+        buckets.setdefault(h >> (64 - bits), []).append(h)
+    kept_set = {h for hs in buckets.values() for h in sorted(hs)[:8]}
+    assert kept == [len(s & kept_set) for s in shoes]
+    expected = {(a, b): len(shoes[a] & shoes[b] & kept_set)
+                for a in range(len(shoes)) for b in range(a + 1, len(shoes))}
+    assert pairs == {k: v for k, v in expected.items() if v}
+    if all(len(hs) <= 8 for hs in buckets.values()):
+        assert table.left_out == 0 and kept == [len(s) for s in shoes]
