@@ -61,8 +61,7 @@ def _scan(store: Store, sel: Selection, shoes: pl.DataFrame,
     split = store.read.split_shoes(sel)
     cut = pl.DataFrame(sorted(split), schema=["table_id", "shoe_id"], orient="row")
 
-    def one(read: Callable[[], pl.DataFrame]) -> tuple[Partial, Checked | None] | None:
-        frame = read()
+    def piece(frame: pl.DataFrame) -> tuple[Partial, Checked | None] | None:
         if split:
             frame = frame.join(cut, on=["table_id", "shoe_id"], how="anti")
         if not frame.height:
@@ -71,12 +70,27 @@ def _scan(store: Store, sel: Selection, shoes: pl.DataFrame,
         return (partial(frame, None, grouping),
                 scan.check(grouping[0], grouping) if scan is not None else None)
 
+    def one(read: Callable[[bool], Iterator[pl.DataFrame]]
+            ) -> list[tuple[Partial, Checked | None]]:
+        """A file's results, piece by piece; read whole if a shoe came back in two pieces
+        (a file whose shoes are not each one run of rows)."""
+        done, seen = [], 0
+        for frame in read(True):
+            found = piece(frame)
+            if found is not None:
+                done.append(found)
+                seen += found[0].by_shoe.height
+        if len(done) > 1 and pl.concat([d[0].by_shoe.select("table_id", "shoe_id")
+                                        for d in done]).n_unique() < seen:
+            done = [d for d in map(piece, read(False)) if d is not None]
+        return done
+
     parts = []
     for done in _in_order(one, store.read.statistics_readers(sel, cards=scan is not None)):
-        if done is not None:
-            parts.append(done[0])
+        for found in done:
+            parts.append(found[0])
             if scan is not None:
-                scan.merge(done[1])
+                scan.merge(found[1])
     if split:
         whole = to_statistics(store.read.coups(Selection(
             sel.table_id, sel.shoe_id, sel.start, sel.end, shoes=split)), cards=True)
@@ -84,7 +98,11 @@ def _scan(store: Store, sel: Selection, shoes: pl.DataFrame,
             parts.append(partial(whole, None))
             if scan is not None:
                 scan.add(whole, whole=True)
-    return with_rules(combine(parts), shoes) if parts else None
+    if not parts:
+        return None
+    combined = combine(parts)
+    parts.clear()  # the pieces' rows, held once
+    return with_rules(combined, shoes)
 
 
 def statistics_partial(store: Store, sel: Selection = ALL) -> Partial:

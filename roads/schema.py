@@ -199,6 +199,16 @@ def shoe_runs(frame: pl.DataFrame) -> np.ndarray | None:
     return starts if keys.n_unique() == keys.height else None
 
 
+def repeats_a_shoe(frame: pl.DataFrame) -> bool:
+    """Whether some (table_id, shoe_id) is on two rows. Exact, and cheap when none is: keys
+    with distinct 64-bit hashes are distinct, so only a repeated hash (a true repeat, or a
+    rare collision) pays for comparing the keys themselves."""
+    hashes = frame.select(pl.struct("table_id", "shoe_id").hash()).to_series()
+    if not hashes.is_duplicated().any():
+        return False
+    return bool(frame.select(pl.struct("table_id", "shoe_id").is_duplicated().any()).item())
+
+
 def rising_within_shoes(coup: np.ndarray, starts: np.ndarray) -> bool:
     """Whether coup numbers rise strictly inside every run of rows (``starts``)."""
     return len(coup) < 2 or bool((np.diff(coup)[~starts[1:]] > 0).all())

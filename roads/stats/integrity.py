@@ -20,7 +20,7 @@ import polars as pl
 
 from roads import replay as k
 from roads.cards import CARD_CODES, RANK_BURN
-from roads.schema import NO_CARD, conform
+from roads.schema import NO_CARD, conform, repeats_a_shoe
 from roads.stats.expect import shoe_rules
 from roads.stats.partials import grouped
 
@@ -190,9 +190,9 @@ class IntegrityScan:
     def __init__(self, shoes: pl.DataFrame, repeat_threshold: float = 0.5,
                  split: frozenset[tuple[str, str]] = frozenset(),
                  bucket_bits: int = 20) -> None:
-        self.shoes = conform(shoes, "shoes").select(
-            "table_id", "shoe_id", "rules", "decks", "burn_cards", "coups", "cut_card_index"
-        ).unique(["table_id", "shoe_id"])
+        known = conform(shoes, "shoes").select(
+            "table_id", "shoe_id", "rules", "decks", "burn_cards", "coups", "cut_card_index")
+        self.shoes = known.unique(["table_id", "shoe_id"]) if repeats_a_shoe(known) else known
         self.threshold = repeat_threshold
         self.split = split
         self._found: list[dict[str, Any]] = []
@@ -302,6 +302,16 @@ def _holder(table: np.ndarray, owner: np.ndarray, fill: np.ndarray, bits: int,
     return out
 
 
+@nb.njit(cache=True, nogil=True)
+def _kept(owner: np.ndarray, fill: np.ndarray, shoes: int) -> np.ndarray:
+    """How many fingerprints of each shoe the table holds (as first holder)."""
+    out = np.zeros(shoes, dtype=np.int64)
+    for bucket in range(fill.shape[0]):
+        for j in range(np.int64(fill[bucket])):
+            out[owner[bucket * _W + j]] += 1
+    return out
+
+
 class WindowTable:
     """The cross-shoe state of the repeated-shoe check, of fixed size: ``2**bits`` buckets
     of :data:`_W` window fingerprints, each with the first shoe that showed it (12 bytes a
@@ -347,20 +357,19 @@ class WindowTable:
                                      "shared": pl.UInt32})
         if self._table is None:
             return empty, np.zeros(shoes, dtype=np.int64)
-        kept_mask = (np.arange(_W)[None, :] < self._fill[:, None]).ravel()
-        owners = [self._owner[kept_mask].astype(np.int64)]
+        kept = _kept(self._owner, self._fill, shoes)
         if not self._extra_hash:
-            return empty, np.bincount(owners[0], minlength=shoes)
+            return empty, kept
         h = np.concatenate(self._extra_hash)
         first = _holder(self._table, self._owner, self._fill, self.bits, h)
         there = first >= 0  # a copy of a fingerprint later pushed out does not count
         h, later = h[there], np.concatenate(self._extra_owner)[there].astype(np.int64)
-        owners.append(later)
+        kept += np.bincount(later, minlength=shoes)
         holders = pl.DataFrame({"h": np.concatenate([h, h]),
                                 "shoe": np.concatenate([first[there], later])}).unique()
         pairs = (holders.join(holders, on="h").filter(pl.col("shoe") < pl.col("shoe_right"))
                  .group_by("shoe", "shoe_right").len().rename({"len": "shared"}))
-        return pairs, np.bincount(np.concatenate(owners), minlength=shoes)
+        return pairs, kept
 
 
 def _shoe_findings(keys: pl.DataFrame, offsets: np.ndarray, p: np.ndarray, b: np.ndarray,

@@ -29,7 +29,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from roads.errors import InputError
-from roads.schema import COUP_KEY, COUPS, NO_CARD, SHOES, conform
+from roads.schema import COUP_KEY, COUPS, NO_CARD, SHOES, conform, repeats_a_shoe
 from roads.store import catalog
 from roads.store.catalog import FileEntry
 from roads.store.corrections import MARK, apply_corrections, corrections, touched_shoes
@@ -293,25 +293,33 @@ class Reader:
         ``cards``: each coup's cards too, as the fixed-width
         :data:`~roads.schema.CARD_SLOTS` (what the integrity checks read), so one read of a
         file serves the statistics and the checks."""
-        return (read() for read in self.statistics_readers(sel, cards=cards))
+        return (piece for read in self.statistics_readers(sel, cards=cards)
+                for piece in read(False))
 
     def statistics_readers(self, sel: Selection = ALL, *, cards: bool = False
-                           ) -> Iterator[Callable[[], pl.DataFrame]]:
+                           ) -> Iterator[Callable[[bool], Iterator[pl.DataFrame]]]:
         """:meth:`statistics_frames` as one reader per file, each reading its file when
-        called: several threads can read (and work on) files side by side."""
+        called: several threads can read (and work on) files side by side. ``read(True)``
+        gives a clean file in pieces of whole shoes (:func:`statistics_pieces`), bounded
+        whatever the file's size; ``read(False)`` gives it in one frame."""
         snap = self.snapshot(sel)
 
-        def clean(entry: FileEntry) -> pl.DataFrame:
-            frame = statistics_columns(self._path(entry), entry.path, cards=cards)
-            return frame if sel.everything else frame.filter(sel.keep())
+        def clean(entry: FileEntry, pieces: bool) -> Iterator[pl.DataFrame]:
+            path = self._path(entry)
+            for frame in (statistics_pieces(path, entry.path, cards) if pieces else
+                          [statistics_columns(path, entry.path, cards)]):
+                yield frame if sel.everything else frame.filter(sel.keep())
 
-        def corrected(entry: FileEntry) -> pl.DataFrame:
-            return to_statistics(self._canonical(entry, sel, snap, False, False), cards)
+        def corrected(entry: FileEntry, pieces: bool) -> Iterator[pl.DataFrame]:
+            yield to_statistics(self._canonical(entry, sel, snap, False, False), cards)
+
+        def journaled(frame: pl.DataFrame, pieces: bool) -> Iterator[pl.DataFrame]:
+            yield to_statistics(frame, cards)
 
         for entry in snap.files:
             yield partial(clean if snap.clean(entry) else corrected, entry)
         for frame in self._journaled_coups(snap, sel, False, False):
-            yield partial(to_statistics, frame, cards)
+            yield partial(journaled, frame)
 
     def split_shoes(self, sel: Selection = ALL) -> frozenset[tuple[str, str]]:
         """The selection's shoes whose coups lie in more than one file (a shoe imported in
@@ -371,7 +379,8 @@ class Reader:
                 out = out.filter(day >= sel.start)
             if sel.end is not None:
                 out = out.filter(day <= sel.end)
-            out = out.unique(["table_id", "shoe_id"], keep="first", maintain_order=True)
+            if repeats_a_shoe(out):  # a hash table over every shoe only when needed
+                out = out.unique(["table_id", "shoe_id"], keep="first", maintain_order=True)
             return self._corrected_counts(out, snap)
         return self._retrying(read, sel, "shoes")
 
@@ -551,38 +560,88 @@ def _card_slots(lists: pa.ChunkedArray, side: str) -> list[pl.Series]:
             for j, c in enumerate(columns)]
 
 
-def statistics_columns(path: Path, name: str | None = None, cards: bool = False
-                       ) -> pl.DataFrame:
+def statistics_columns(path: Path, name: str | None = None, cards: bool = False,
+                       groups: tuple[int, int] | None = None) -> pl.DataFrame:
     """One part file as the statistics need it: the scalar columns, plus each coup's card
     count (``cards``) instead of the cards. Counting list entries in Arrow, with the card
     codes left dictionary-encoded, is about twice as fast as decoding them into polars.
-    ``cards``: the :data:`~roads.schema.CARD_SLOTS` too, from the same Arrow read.
+    ``cards``: the :data:`~roads.schema.CARD_SLOTS` too, from the same Arrow read;
+    ``groups``: only row groups ``first``..``last - 1``.
 
     The two reads are joined by file row number (polars' row index), never by position,
     so a scan that returned rows in another order could not misalign them."""
     import pyarrow.compute as pc
 
     try:
-        frame = (pl.scan_parquet(path, schema=pl.Schema(COUPS), row_index_name="_row")
-                 .select("_row", *STATISTICS_COLUMNS).collect())
         with pq.ParquetFile(path, read_dictionary=["player_cards.list.element",
                                                    "banker_cards.list.element"]) as file:
+            first, last = groups or (0, file.num_row_groups)
+            sizes = [file.metadata.row_group(i).num_rows for i in range(file.num_row_groups)]
+            offset, rows = sum(sizes[:first]), sum(sizes[first:last])
             # row group by row group: a whole-file read of dictionary-encoded lists fails
             # ("nested data conversions") once they need more than one chunk
             lists = pa.concat_tables([file.read_row_group(i, columns=["player_cards",
                                                                       "banker_cards"])
-                                      for i in range(file.num_row_groups)]) \
-                if file.num_row_groups else file.read(columns=["player_cards", "banker_cards"])
+                                      for i in range(first, last)]) \
+                if last > first else file.read(columns=["player_cards", "banker_cards"])
+        scan = pl.scan_parquet(path, schema=pl.Schema(COUPS), row_index_name="_row")
+        if groups is not None:
+            scan = scan.slice(offset, rows)
+        frame = scan.select("_row", *STATISTICS_COLUMNS).collect()
     except FileNotFoundError:
         raise
     except (pl.exceptions.PolarsError, OSError, pa.ArrowException) as exc:
         raise StoreReadError(f"{name or path}: cannot be read ({_first_line(exc)})") from None
     count = pl.Series("cards", pc.add(pc.list_value_length(lists["player_cards"]),
                                       pc.list_value_length(lists["banker_cards"])))
-    order = frame["_row"]
+    order = frame["_row"] - offset
     slots = [s.gather(order) for side in ("player", "banker")
              for s in _card_slots(lists[f"{side}_cards"], side)] if cards else []
     return frame.with_columns(count.cast(pl.Int8).gather(order), *slots).drop("_row")
+
+
+#: Rows the statistics read of a file at a time (whole row groups, then whole shoes).
+PIECE_ROWS = 150_000
+
+
+def statistics_pieces(path: Path, name: str | None = None, cards: bool = False,
+                      rows: int | None = None) -> Iterator[pl.DataFrame]:
+    """:func:`statistics_columns` of one file a few row groups at a time, in whole shoes
+    when each shoe's rows are one run (as the store writes them): the rows of the shoe a
+    piece ends in wait for the next piece. So memory holds a piece, not a file. (A shoe
+    whose rows come back in two pieces, in a file written otherwise, is for the caller to
+    notice: its keys repeat across pieces.)"""
+    try:
+        meta = pq.read_metadata(path)
+        sizes = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
+    except FileNotFoundError:
+        raise
+    except (OSError, pa.ArrowException) as exc:
+        raise StoreReadError(f"{name or path}: cannot be read ({_first_line(exc)})") from None
+    spans, first, held = [], 0, 0
+    for i, n in enumerate(sizes):
+        held += n
+        if held >= (rows or PIECE_ROWS) or i == len(sizes) - 1:
+            spans.append((first, i + 1))
+            first, held = i + 1, 0
+    if len(spans) <= 1:
+        yield statistics_columns(path, name, cards)
+        return
+    carry: pl.DataFrame | None = None
+    for n, span in enumerate(spans):
+        frame = statistics_columns(path, name, cards, span)
+        if carry is not None:
+            frame = pl.concat([carry, frame])
+        if n == len(spans) - 1:
+            yield frame
+            break
+        table, shoe = frame.row(frame.height - 1)[:2]
+        other = np.flatnonzero(((frame["table_id"] != table) | (frame["shoe_id"] != shoe))
+                               .to_numpy())
+        cut = int(other[-1]) + 1 if len(other) else 0
+        carry = frame.slice(cut)
+        if cut:
+            yield frame.slice(0, cut)
 
 
 def outcome_columns(path: Path, name: str | None = None) -> pa.Table:
