@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+import pyarrow.parquet as pq
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -125,3 +127,33 @@ def test_the_window_table_keeps_what_it_promises(shoes: list[set[int]], bits: in
     assert pairs == {k: v for k, v in expected.items() if v}
     if all(len(hs) <= 8 for hs in buckets.values()):
         assert table.left_out == 0 and kept == [len(s) for s in shoes]
+
+
+def test_a_file_read_in_pieces_gives_whole_shoes_and_the_same_report(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pieces of a few row groups: every shoe whole in one piece, the pieces together the
+    file; a file whose shoes are not runs of rows (rewritten shuffled) is read whole, and
+    the report is the same either way."""
+    from roads.store import read
+
+    store = Store.create(tmp_path / "store")
+    write_simulation(Simulation(get_rules("standard-8"), shoes=30, seed=12, tables=3), store)
+    [path] = sorted((tmp_path / "store" / "coups").rglob("part-*.parquet"))
+    whole = read.statistics_columns(path, cards=True)
+    expected = statistics(store)
+    for shuffled in (False, True):
+        frame = pl.read_parquet(path)
+        if shuffled:  # every shoe's rows spread over the file
+            frame = frame.sample(fraction=1.0, shuffle=True, seed=1)
+        pq.write_table(frame.to_arrow(), path, row_group_size=100)
+        assert pq.ParquetFile(path).num_row_groups > 10
+        pieces = list(read.statistics_pieces(path, cards=True, rows=250))
+        assert len(pieces) > 5
+        keys = [p.select("table_id", "shoe_id").unique() for p in pieces]
+        if not shuffled:
+            assert pl.concat(pieces).equals(whole)
+            assert pl.concat(keys).height == whole.select("table_id", "shoe_id").n_unique()
+        else:  # some shoe comes back in two pieces: the reader of the store notices
+            assert pl.concat(keys).height > whole.select("table_id", "shoe_id").n_unique()
+        monkeypatch.setattr(read, "PIECE_ROWS", 250)
+        assert statistics(store) == expected
