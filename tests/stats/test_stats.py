@@ -24,6 +24,7 @@ from roads.stats.sequence import sequence_stats
 from roads.store import Selection, Store
 from roads.tableau import BANKER_DRAWS, PLAYER_STOOD
 from tests.floor import Floor
+from tests.stats import import_cards
 
 
 def outcome_frame(shoes: dict[str, str]) -> pl.DataFrame:
@@ -231,8 +232,6 @@ def test_randomness_without_data() -> None:
 def test_per_file_partials_combine_exactly_and_apply_corrections(tmp_path: Path) -> None:
     from roads.analysis import statistics
     from roads.ingest.entry import CoupEntry
-    from roads.ingest.readers import ReadOptions
-    from roads.ingest.run import ingest
 
     store = Store.create(tmp_path / "store")
     write_simulation(Simulation(get_rules("standard-8"), shoes=50, seed=77, tables=5,
@@ -241,13 +240,7 @@ def test_per_file_partials_combine_exactly_and_apply_corrections(tmp_path: Path)
     # A shoe imported in two parts: its halves live in different files.
     split = coups.filter(pl.col("shoe_id") == coups["shoe_id"][0]).sort("coup")
     for n, part in enumerate((split.head(30), split.tail(split.height - 30))):
-        csv = tmp_path / f"half{n}.csv"
-        part.select(pl.lit("SPLIT").alias("table"), "shoe_id", "coup",
-                    pl.col("outcome").cast(pl.String),
-                    pl.col("player_cards").cast(pl.List(pl.String)).list.join(" "),
-                    pl.col("banker_cards").cast(pl.List(pl.String)).list.join(" "),
-                    pl.col("dealt_at").dt.to_string("%Y-%m-%dT%H:%M:%SZ")).write_csv(csv)
-        ingest([csv], store, ReadOptions(), get_rules("standard-8"))
+        import_cards(store, part, "SPLIT", tmp_path / f"half{n}.csv")
     # A live shoe, still open, and a correction of an engine coup.
     floor = Floor(store)
     floor.open_shoe("L1", "open-shoe")

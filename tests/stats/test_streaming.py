@@ -16,24 +16,13 @@ from hypothesis import strategies as st
 
 from roads.analysis import statistics
 from roads.ingest.entry import CoupEntry
-from roads.ingest.readers import ReadOptions
-from roads.ingest.run import ingest
 from roads.rules import get_rules
 from roads.simulate import Simulation, write_simulation
 from roads.stats.integrity import IntegrityScan, WindowTable
 from roads.stats.report import report
 from roads.store import Store
 from tests.floor import Floor
-
-
-def _import(store: Store, coups: pl.DataFrame, table: str, shoe: str, csv: Path) -> None:
-    """Card-level coups imported as another table's shoe (a file of their own)."""
-    coups.select(pl.lit(table).alias("table"), pl.lit(shoe).alias("shoe"), "coup",
-                 pl.col("outcome").cast(pl.String),
-                 pl.col("player_cards").cast(pl.List(pl.String)).list.join(" "),
-                 pl.col("banker_cards").cast(pl.List(pl.String)).list.join(" "),
-                 pl.col("dealt_at").dt.to_string("%Y-%m-%dT%H:%M:%SZ")).write_csv(csv)
-    ingest([csv], store, ReadOptions(), get_rules("standard-8"))
+from tests.stats import import_cards
 
 
 def test_the_store_read_file_by_file_gives_the_whole_slice_report(tmp_path: Path) -> None:
@@ -46,10 +35,11 @@ def test_the_store_read_file_by_file_gives_the_whole_slice_report(tmp_path: Path
     coups = store.read.coups()
     first = coups.filter(pl.col("shoe_id") == coups["shoe_id"][0]).sort("coup")
     for n, piece in enumerate((first.head(30), first.tail(first.height - 30))):
-        _import(store, piece, "SPLIT", "PIECES", tmp_path / f"piece{n}.csv")
-    _import(store, first, "COPY", "AGAIN", tmp_path / "again.csv")
+        import_cards(store, piece, "SPLIT", tmp_path / f"piece{n}.csv", "PIECES")
+    import_cards(store, first, "COPY", tmp_path / "again.csv", "AGAIN")
     last = coups.filter(pl.col("shoe_id") == coups["shoe_id"][-1]).sort("coup")
-    _import(store, last.head(last.height * 8 // 10), "COPY", "MOSTLY", tmp_path / "near.csv")
+    import_cards(store, last.head(last.height * 8 // 10), "COPY", tmp_path / "near.csv",
+                 "MOSTLY")
     floor = Floor(store)
     floor.open_shoe("L1", "sealed")
     floor.coup("L1", player=("9h", "Kd"), banker=("5s", "2c"))

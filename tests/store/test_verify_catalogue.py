@@ -52,29 +52,16 @@ def test_a_renamed_shoe_in_the_file_list_is_named(store: Store, forged: str) -> 
     assert _problems(store) == [("catalogue", path)]
 
 
-def test_a_shoe_dropped_from_the_file_list_is_named(store: Store) -> None:
-    table_id, shoe_id, path = _one(store, "catalog_shoes")
+@pytest.mark.parametrize(("table", "change"), [
+    ("catalog_shoes", "DELETE FROM catalog_shoes"),  # a shoe dropped from a file's list
+    ("shoe_index", "UPDATE shoe_index SET coups = coups + 1, source = NULL"),  # altered
+    ("shoe_index", "INSERT INTO shoe_index SELECT table_id, shoe_id || ' ', path, rules, "
+                   "decks, coups, started_at, ended_at, source FROM shoe_index"),  # a row more
+])
+def test_a_changed_catalogue_row_is_named(store: Store, table: str, change: str) -> None:
+    table_id, shoe_id, path = _one(store, table)
     db = store.journal.connection()
     with db:
-        db.execute("DELETE FROM catalog_shoes WHERE table_id = ? AND shoe_id = ? AND path = ?",
+        db.execute(f"{change} WHERE table_id = ? AND shoe_id = ? AND path = ?",
                    (table_id, shoe_id, path))
-    assert _problems(store) == [("catalogue", path)]
-
-
-def test_an_altered_shoe_index_row_is_named(store: Store) -> None:
-    table_id, shoe_id, path = _one(store, "shoe_index")
-    db = store.journal.connection()
-    with db:
-        db.execute("UPDATE shoe_index SET coups = coups + 1, source = NULL WHERE table_id = ? "
-                   "AND shoe_id = ? AND path = ?", (table_id, shoe_id, path))
-    assert _problems(store) == [("catalogue", path)]
-
-
-def test_a_shoe_row_listed_twice_in_the_index_is_named(store: Store) -> None:
-    table_id, shoe_id, path = _one(store, "shoe_index")
-    db = store.journal.connection()
-    with db:
-        db.execute("INSERT INTO shoe_index SELECT table_id, shoe_id || ' ', path, rules, decks, "
-                   "coups, started_at, ended_at, source FROM shoe_index WHERE table_id = ? "
-                   "AND shoe_id = ? AND path = ?", (table_id, shoe_id, path))
     assert _problems(store) == [("catalogue", path)]
