@@ -1,10 +1,11 @@
 """Statistics, checks, roads and summaries of a store's slice: the read port in, the pure
 cores' results out (``roads stats``, ``check``, ``summary``, ``batch``, the dashboard).
 
-The statistics and the integrity checks share one read of each file (two files at a time;
-partials combine exactly, checks merge batch by batch), so their memory does not grow with
-the coups: what is kept is a row of counts per shoe, the findings and the integrity checks'
-fixed-size window table. Shoes cut across files are read whole at the end.
+The statistics and the integrity checks share one read of each file (two files at a time,
+each in pieces of whole shoes; partials combine exactly, checks merge piece by piece), so
+their memory does not grow with the coups or the size of a file: what is kept is a row of
+counts per shoe, the findings and the integrity checks' fixed-size window table. Shoes cut
+across files are read whole at the end.
 """
 
 from __future__ import annotations
@@ -101,7 +102,7 @@ def _scan(store: Store, sel: Selection, shoes: pl.DataFrame,
     if not parts:
         return None
     combined = combine(parts)
-    parts.clear()  # the pieces' rows, held once
+    parts.clear()  # the pieces' rows are not held beside the combined ones
     return with_rules(combined, shoes)
 
 
