@@ -11,6 +11,7 @@ ordered runs of suits or ranks inside a shoe (cards in deck order).
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -129,6 +130,10 @@ def _finding(check: str, severity: str, table: str, shoe: str, coups: list[int],
     return {"check": check, "severity": severity, "table_id": table, "shoe_id": shoe,
             "coups": coups, "explanation": text}
 
+
+#: The row replay is a parallel kernel: batches checked side by side take turns with it
+#: (numba's fallback threading layer does not allow two callers at once).
+_ONE_AT_A_TIME = threading.Lock()
 
 _ROW_CHECKS = [
     (k.F_PLAYER_TABLEAU, "tableau", "high", "the Player drew or stood against the tableau"),
@@ -455,9 +460,10 @@ def _row_findings(cards: pl.DataFrame, p: np.ndarray, b: np.ndarray) -> list[dic
     flags = np.empty(n, dtype=np.int32)
     reason = np.empty(n, dtype=np.int8)
     level = np.empty(n, dtype=np.int8)
-    k.check_rows(values["p"], np.ascontiguousarray(p), count["p"], kind, values["b"],
-                 np.ascontiguousarray(b), count["b"], kind, outcome, p_total, b_total, natural,
-                 p_pair, b_pair, o1, o2, o3, o4, o5, o6, flags, reason, level)
+    with _ONE_AT_A_TIME:
+        k.check_rows(values["p"], np.ascontiguousarray(p), count["p"], kind, values["b"],
+                     np.ascontiguousarray(b), count["b"], kind, outcome, p_total, b_total, natural,
+                     p_pair, b_pair, o1, o2, o3, o4, o5, o6, flags, reason, level)
     findings: list[dict[str, Any]] = []
     hit = np.flatnonzero(flags)
     if not len(hit):
