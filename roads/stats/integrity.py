@@ -165,6 +165,10 @@ def _card_level(coups: pl.DataFrame) -> pl.Expr:
     return pl.col("player_cards").is_not_null() & pl.col("banker_cards").is_not_null()
 
 
+def _key_hash() -> pl.Expr:
+    return pl.struct(pl.col("table_id", "shoe_id").cast(pl.String)).hash(seed=0)
+
+
 def integrity_checks(coups: pl.DataFrame, shoes: pl.DataFrame,
                      repeat_threshold: float = 0.5) -> list[dict[str, Any]]:
     """Every finding on the card-level coups of a slice (outcome-only coups are skipped)."""
@@ -197,7 +201,12 @@ class IntegrityScan:
                  bucket_bits: int = 20) -> None:
         known = conform(shoes, "shoes").select(
             "table_id", "shoe_id", "rules", "decks", "burn_cards", "coups", "cut_card_index")
-        self.shoes = known.unique(["table_id", "shoe_id"]) if repeats_a_shoe(known) else known
+        known = known.unique(["table_id", "shoe_id"]) if repeats_a_shoe(known) else known
+        # sorted by a hash of the key, so a batch finds its shoes' rows by binary search
+        # instead of a join that reads every shoe of the store
+        hashed = known.with_columns(_key_hash().alias("_h")).sort("_h")
+        self._hashes = hashed["_h"].to_numpy()
+        self.shoes = hashed.drop("_h")
         self.threshold = repeat_threshold
         self.split = split
         self._found: list[dict[str, Any]] = []
@@ -227,8 +236,18 @@ class IntegrityScan:
         keys = cards.select(pl.col("table_id", "shoe_id").cast(pl.String))[offsets[:-1]]
         p = np.ascontiguousarray(_slots(cards, "player"))
         b = np.ascontiguousarray(_slots(cards, "banker"))
-        found, sketch, size = _shoe_findings(keys, offsets, p, b, self.shoes)
+        found, sketch, size = _shoe_findings(keys, offsets, p, b, self._rows_of(keys))
         return Checked(keys, _row_findings(cards, p, b) + found, sketch, size)
+
+    def _rows_of(self, keys: pl.DataFrame) -> pl.DataFrame:
+        """The shoe rows of a batch's shoes (with any row whose key hash collides)."""
+        wanted = keys.select(_key_hash()).to_series().to_numpy()
+        low = np.searchsorted(self._hashes, wanted, side="left")
+        high = np.searchsorted(self._hashes, wanted, side="right")
+        if ((high - low) <= 1).all():  # no hash shared by two shoes: at most one row each
+            return self.shoes[low[high > low]]
+        rows = [np.arange(a, b) for a, b in zip(low.tolist(), high.tolist(), strict=True)]
+        return self.shoes[np.unique(np.concatenate(rows))]
 
     def merge(self, checked: Checked | None) -> None:
         """Add one batch's :meth:`check` (batches in any order give the same findings)."""
@@ -382,9 +401,7 @@ def _shoe_findings(keys: pl.DataFrame, offsets: np.ndarray, p: np.ndarray, b: np
                    ) -> tuple[list[dict[str, Any]], np.ndarray, np.ndarray]:
     """Per shoe of one batch: its inventory, burn, end-rule and ordered-run findings, and
     the sketch of its card sequence (with how many fingerprints it holds)."""
-    # the batch's own rows first: a join builds its table on the (whole store's) right side
-    mine = known.join(keys, on=["table_id", "shoe_id"], how="semi")
-    info = keys.join(mine, on=["table_id", "shoe_id"], how="left", maintain_order="left")
+    info = keys.join(known, on=["table_id", "shoe_id"], how="left", maintain_order="left")
     named = {pair: shoe_rules(*pair) for pair in set(zip(
         info["rules"].to_list(), info["decks"].to_list(), strict=True))}
     rules = [named[pair] for pair in zip(info["rules"].to_list(), info["decks"].to_list(),
