@@ -1,19 +1,24 @@
-"""Statistics speed: every statistic and test over >= 10 M stored coups; live odds series.
+"""Statistics speed: `roads stats` (integrity checks included) and `roads check` over whole
+stores in fresh processes, with their peak memory; the kernels alone; live odds series.
 
-Run: .venv/bin/python -m benchmarks.stats [COUPS]
-Targets (issue 5): all statistics and tests over 10 million stored coups at >= 5 million
-coups/s; the live-odds series of a stored 80-coup card-level shoe in < 20 ms.
+Run: .venv/bin/python -m benchmarks.stats [COUPS ...] [--keep DIR] [--kernels]
+(default 10,000,000 and 30,000,000 coups; ``--keep DIR`` makes the stores under DIR once and
+reuses them; ``--kernels`` adds the in-memory kernel figures over the first size).
+Targets (issue 18): `roads stats --store` over 10 M and 30 M coups >= 3 M coups/s with a peak
+RSS <= 1 GB at both; (issue 5) the statistics kernels >= 5 M coups/s; the live-odds series of
+a stored 80-coup card-level shoe in < 20 ms.
 """
 
 from __future__ import annotations
 
+import argparse
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+from benchmarks.fresh import runs, simulated
 from roads.analysis import statistics as store_statistics
 from roads.rules import get_rules
 from roads.simulate import Simulation, write_simulation
@@ -24,8 +29,35 @@ from roads.stats.report import report
 from roads.store import Store
 
 
+def whole_stores(sizes: list[int], keep: Path | None) -> None:
+    """Fresh `roads stats` and `roads check` processes over each store size."""
+    work = keep or Path(tempfile.mkdtemp(prefix="roads-stats-"))
+    try:
+        for size in sizes:
+            root = work / f"store-{size}"
+            store, coups = simulated(root, size, seed=13)
+            runs("roads stats --store (integrity included)", coups,
+                 ["stats", "--store", str(store.root), "--json"])
+            runs("roads check --store", coups, ["check", "--store", str(store.root)])
+    finally:
+        if keep is None:
+            shutil.rmtree(work)
+
+
 def main() -> None:
-    coups_target = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000_000
+    parser = argparse.ArgumentParser(prog="benchmarks.stats")
+    parser.add_argument("coups", nargs="*", type=int, default=[10_000_000, 30_000_000])
+    parser.add_argument("--keep", type=Path, help="make and reuse the stores here")
+    parser.add_argument("--kernels", action="store_true", help="the in-memory kernels too")
+    args = parser.parse_args()
+    print("(the machine may be shared: figures are medians of 3 fresh processes)")
+    whole_stores(args.coups, args.keep)
+    if args.kernels:
+        kernels(args.coups[0])
+
+
+def kernels(coups_target: int) -> None:
+    """The kernels on coups held in memory, the store read two files at a time, odds."""
     work = Path(tempfile.mkdtemp(prefix="roads-stats-"))
     try:
         store = Store.create(work)

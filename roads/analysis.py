@@ -1,26 +1,34 @@
 """Statistics, checks, roads and summaries of a store's slice: the read port in, the pure
 cores' results out (``roads stats``, ``check``, ``summary``, ``batch``, the dashboard).
 
-The statistics go file by file (two files at a time; partials combine exactly), so their
-memory does not grow with the store; the integrity checks read the slice's card-level
-coups whole.
+The statistics and the integrity checks share one read of each file (two files at a time,
+each in pieces of whole shoes; partials combine exactly, checks merge piece by piece), so
+their memory does not grow with the coups or the size of a file: what is kept is a row of
+counts per shoe, the findings and the integrity checks' fixed-size window table. Shoes cut
+across files are read whole at the end.
 """
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import polars as pl
 import pyarrow as pa
 
-from roads.board.board import LeadingTies
-from roads.board.bulk import SHOE_ROADS, shoe_roads, table_roads
-from roads.stats.integrity import IntegrityScan
-from roads.stats.partials import Partial, combine, partial, with_rules
+from roads.stats.integrity import Checked, IntegrityScan
+from roads.stats.partials import Partial, combine, grouped, partial, with_rules
 from roads.stats.per_shoe import shoe_summary
 from roads.stats.report import report_of_partial, shoe_odds
 from roads.store import ALL, Selection, Store, to_statistics
+
+if TYPE_CHECKING:
+    from roads.board.board import LeadingTies
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 def _split(frame: pl.DataFrame) -> pl.DataFrame:
@@ -34,62 +42,99 @@ def _shoes_of(sel: Selection) -> Selection:
     return Selection(sel.table_id, sel.shoe_id, shoes=sel.shoes)
 
 
+def _in_order(work: Callable[[T], R], items: Iterable[T], workers: int = 2) -> Iterator[R]:
+    """``work`` of each item on ``workers`` threads, in order, with at most ``workers``
+    items under way (``Executor.map`` would draw the whole store in first)."""
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        waiting: deque[Future[R]] = deque()
+        for item in items:
+            waiting.append(pool.submit(work, item))
+            if len(waiting) >= workers:
+                yield waiting.popleft().result()
+        while waiting:
+            yield waiting.popleft().result()
+
+
+def _scan(store: Store, sel: Selection, shoes: pl.DataFrame,
+          scan: IntegrityScan | None) -> Partial | None:
+    """One pass over the selection's files: the combined statistics partial (None: no
+    coups), and the integrity checks merged into ``scan`` when given."""
+    split = store.read.split_shoes(sel)
+    cut = pl.DataFrame(sorted(split), schema=["table_id", "shoe_id"], orient="row")
+
+    def piece(frame: pl.DataFrame) -> tuple[Partial, Checked | None] | None:
+        if split:
+            frame = frame.join(cut, on=["table_id", "shoe_id"], how="anti")
+        if not frame.height:
+            return None
+        grouping = grouped(frame)
+        return (partial(frame, None, grouping),
+                scan.check(grouping[0], grouping) if scan is not None else None)
+
+    def one(read: Callable[[bool], Iterator[pl.DataFrame]]
+            ) -> list[tuple[Partial, Checked | None]]:
+        """A file's results, piece by piece; read whole if a shoe came back in two pieces
+        (a file whose shoes are not each one run of rows)."""
+        done, seen = [], 0
+        for frame in read(True):
+            found = piece(frame)
+            if found is not None:
+                done.append(found)
+                seen += found[0].by_shoe.height
+        if len(done) > 1 and pl.concat([d[0].by_shoe.select("table_id", "shoe_id")
+                                        for d in done]).n_unique() < seen:
+            done = [d for d in map(piece, read(False)) if d is not None]
+        return done
+
+    parts = []
+    for done in _in_order(one, store.read.statistics_readers(sel, cards=scan is not None)):
+        for found in done:
+            parts.append(found[0])
+            if scan is not None:
+                scan.merge(found[1])
+    if split:
+        whole = to_statistics(store.read.coups(Selection(
+            sel.table_id, sel.shoe_id, sel.start, sel.end, shoes=split)), cards=True)
+        if whole.height:
+            parts.append(partial(whole, None))
+            if scan is not None:
+                scan.add(whole, whole=True)
+    if not parts:
+        return None
+    combined = combine(parts)
+    parts.clear()  # the pieces' rows are not held beside the combined ones
+    return with_rules(combined, shoes)
+
+
 def statistics_partial(store: Store, sel: Selection = ALL) -> Partial:
     """The exact partial of the selection's coups, file by file."""
-    def parts(exclude: pl.DataFrame | None = None) -> list[Partial]:
-        def one(frame: pl.DataFrame) -> Partial | None:
-            if exclude is not None:
-                frame = frame.join(exclude, on=["table_id", "shoe_id"], how="anti")
-            return partial(frame, None) if frame.height else None
-
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            return [p for p in pool.map(one, store.read.statistics_frames(sel))
-                    if p is not None]
-
     shoes = store.read.shoes(_shoes_of(sel))
-    found = parts()
-    if not found:
+    found = _scan(store, sel, shoes, None)
+    if found is None:
         return partial(to_statistics(store.read.coups(Selection(shoe_id="\0"))), shoes)
-    combined = combine(found)
-    split = _split(combined.by_shoe)
-    if not split.is_empty():
-        # Rare (a shoe imported in pieces): its fragments' run sums cannot be taken apart,
-        # so the slice is summarised again with those shoes read whole.
-        whole = store.read.coups(Selection(sel.table_id, sel.shoe_id, sel.start, sel.end,
-                                           shoes=frozenset(split.iter_rows())))
-        combined = combine([*parts(split), partial(to_statistics(whole), None)])
-    return with_rules(combined, shoes)
+    return found
 
 
 def statistics(store: Store, sel: Selection = ALL, level: float = 0.99,
                integrity: bool = True) -> dict[str, Any]:
     """Statistics, randomness tests and integrity findings of a slice (live odds for one
-    shoe)."""
-    part = statistics_partial(store, sel)
-    result: dict[str, Any] = report_of_partial(part, level) if part.by_shoe.height else {
+    shoe), from one read of each file."""
+    shoes = store.read.shoes(_shoes_of(sel))
+    scan = IntegrityScan(shoes) if integrity else None
+    part = _scan(store, sel, shoes, scan)
+    result: dict[str, Any] = report_of_partial(part, level) if part is not None else {
         "statistics": {"coups": 0, "shoes": 0}, "randomness": None}
-    result["integrity"] = integrity_findings(store, sel) if integrity else []
+    result["integrity"] = scan.findings() if scan is not None else []
     if sel.shoe_id is not None:
         result["live_odds"] = shoe_odds(store.read.coups(sel), store.read.shoes(_shoes_of(sel)))
     return result
 
 
-def integrity_findings(store: Store, sel: Selection = ALL) -> list[dict[str, Any]]:
-    """The integrity checks of a slice, file by file: memory holds one file's coups and
-    each shoe's sketch. A shoe cut across files is checked again, read whole."""
-    scan = IntegrityScan(store.read.shoes(_shoes_of(sel)))
-    for batch in store.read.batches(sel):
-        scan.add(batch)
-    split = scan.split_shoes()
-    if split:
-        scan.add(store.read.coups(Selection(sel.table_id, sel.shoe_id, sel.start, sel.end,
-                                            shoes=frozenset(split))), whole=True)
-    return scan.findings()
-
-
 def store_roads(store: Store, leading_ties: LeadingTies = "first-cell",
                 sel: Selection = ALL) -> pl.DataFrame:
     """Per-shoe roads of every shoe of the selection, file by file (two at a time)."""
+    from roads.board.bulk import SHOE_ROADS, shoe_roads, table_roads
+
     def one(source: pa.Table | pl.DataFrame) -> pa.Table:
         if isinstance(source, pa.Table):
             return table_roads(source, leading_ties)

@@ -73,6 +73,11 @@ TABLES: dict[str, dict[str, pl.DataType]] = {"coups": COUPS, "shoes": SHOES}
 
 #: What names a coup, and a shoe.
 COUP_KEY = ("table_id", "shoe_id", "coup")
+#: A coup's cards as six fixed-width columns (what the integrity checks read, one byte a
+#: card): each card's index in :data:`~roads.cards.CARD_CODES`, :data:`NO_CARD` where the
+#: hand has no such card.
+CARD_SLOTS = ("player_1", "player_2", "player_3", "banker_1", "banker_2", "banker_3")
+NO_CARD = 255
 SHOE_KEY = ("table_id", "shoe_id")
 #: What a coup *is*: two coups under one key are the same coup when these are equal (nulls
 #: equal), whoever entered them and whenever. The one definition of idempotency and
@@ -192,6 +197,16 @@ def shoe_runs(frame: pl.DataFrame) -> np.ndarray | None:
     starts = shoe_starts(frame)
     keys = frame.select("table_id", "shoe_id").filter(pl.Series(starts))
     return starts if keys.n_unique() == keys.height else None
+
+
+def repeats_a_shoe(frame: pl.DataFrame) -> bool:
+    """Whether some (table_id, shoe_id) is on two rows. Exact, and cheap when none is: keys
+    with distinct 64-bit hashes are distinct, so only a repeated hash (a true repeat, or a
+    rare collision) pays for comparing the keys themselves."""
+    hashes = frame.select(pl.struct("table_id", "shoe_id").hash()).to_series()
+    if not hashes.is_duplicated().any():
+        return False
+    return bool(frame.select(pl.struct("table_id", "shoe_id").is_duplicated().any()).item())
 
 
 def rising_within_shoes(coup: np.ndarray, starts: np.ndarray) -> bool:

@@ -11,6 +11,8 @@ ordered runs of suits or ranks inside a shoe (cards in deck order).
 from __future__ import annotations
 
 import math
+import threading
+from dataclasses import dataclass
 from typing import Any
 
 import numba as nb
@@ -19,30 +21,49 @@ import polars as pl
 
 from roads import replay as k
 from roads.cards import CARD_CODES, RANK_BURN
-from roads.schema import conform
+from roads.schema import NO_CARD, conform, repeats_a_shoe
 from roads.stats.expect import shoe_rules
 from roads.stats.partials import grouped
 
-NONE = 255
+NONE = NO_CARD
 _WINDOW = 8  # cards per fingerprint window
-_SAMPLE = 8  # keep one window hash in _SAMPLE (chosen by content, so offsets do not matter)
+_SAMPLE = 8  # keep one window in _SAMPLE (chosen by content, so offsets do not matter)
+_MASK48 = (1 << 6 * _WINDOW) - 1  # eight 6-bit card codes
+#: Fingerprints kept per shoe for the repeated-shoe check: the smallest sampled window
+#: fingerprints (a bottom-k sketch). Two copies of a shoe have the same sketch; unrelated
+#: shoes share none.
+SKETCH = 24
 #: Point value of each card slot code (rank * 4 + suit); -1 for an empty slot.
 _POINTS = np.full(256, -1, dtype=np.int16)
 _POINTS[:52] = [(r + 1) if r < 9 else 0 for r in np.arange(52) // 4]
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
+def _mix(w: np.uint64) -> np.uint64:
+    """MurmurHash3's 64-bit finaliser: a bijection, so equal fingerprints are equal
+    windows of eight cards (a window is packed into 48 bits first)."""
+    w ^= w >> np.uint64(33)
+    w *= np.uint64(0xFF51AFD7ED558CCD)
+    w ^= w >> np.uint64(33)
+    w *= np.uint64(0xC4CEB9FE1A85EC53)
+    w ^= w >> np.uint64(33)
+    return w
+
+
+@nb.njit(cache=True, nogil=True)
 def _shoe_pass(p: np.ndarray, b: np.ndarray, offsets: np.ndarray, decks: np.ndarray,
                burned: np.ndarray, cut: np.ndarray, last_coup_rule: np.ndarray,
                over: np.ndarray, runs: np.ndarray, end: np.ndarray,
-               fp_shoe: np.ndarray, fp_hash: np.ndarray) -> int:
-    """Per shoe: inventory, longest suit / ascending-rank runs, end rule; fingerprints.
-
-    Returns the number of fingerprints written.
-    """
-    n_fp = 0
-    seq = np.empty(6 * (offsets[-1] - offsets[0]) + 6, dtype=np.int64)
-    starts = np.empty(offsets[-1] - offsets[0] + 1, dtype=np.int64)
+               sketch: np.ndarray, sketch_size: np.ndarray) -> None:
+    """Per shoe: inventory, longest suit / ascending-rank runs, end rule, and the sketch
+    (its :data:`SKETCH` smallest distinct sampled window fingerprints, ascending)."""
+    longest = 0  # buffers for the longest shoe, not the batch
+    for s in range(offsets.shape[0] - 1):
+        longest = max(longest, offsets[s + 1] - offsets[s])
+    seq = np.empty(6 * longest + 6, dtype=np.int8)
+    starts = np.empty(longest + 1, dtype=np.int64)
+    sampled = np.empty(6 * longest + 6, dtype=np.uint64)
+    mask = np.uint64(_MASK48)
     for s in range(offsets.shape[0] - 1):
         counts = np.zeros(52, dtype=np.int64)
         m = 0
@@ -84,16 +105,24 @@ def _shoe_pass(p: np.ndarray, b: np.ndarray, offsets: np.ndarray, decks: np.ndar
             elif last_coup_rule[s] == 1:  # last-coup
                 last_card = burned[s] + m - 1
                 end[s] = 0 if last_card >= cut[s] and first_of_last - 1 < cut[s] else 1
-        h = np.uint64(0)
-        for t in range(m - _WINDOW + 1):
-            h = np.uint64(1469598103934665603)
-            for u in range(_WINDOW):
-                h = (h ^ np.uint64(seq[t + u])) * np.uint64(1099511628211)
-            if h % np.uint64(_SAMPLE) == 0 and n_fp < fp_hash.shape[0]:
-                fp_shoe[n_fp] = s
-                fp_hash[n_fp] = h
-                n_fp += 1
-    return n_fp
+        window = np.uint64(0)
+        k = 0
+        for t in range(m):
+            window = ((window << np.uint64(6)) | np.uint64(seq[t])) & mask
+            if t >= _WINDOW - 1:
+                h = _mix(window)
+                if h % np.uint64(_SAMPLE) == 0:
+                    sampled[k] = h
+                    k += 1
+        kept = np.sort(sampled[:k])
+        n = 0
+        for t in range(k):
+            if n == SKETCH:
+                break
+            if t == 0 or kept[t] != kept[t - 1]:
+                sketch[s, n] = kept[t]
+                n += 1
+        sketch_size[s] = n
 
 
 def _finding(check: str, severity: str, table: str, shoe: str, coups: list[int],
@@ -101,6 +130,10 @@ def _finding(check: str, severity: str, table: str, shoe: str, coups: list[int],
     return {"check": check, "severity": severity, "table_id": table, "shoe_id": shoe,
             "coups": coups, "explanation": text}
 
+
+#: The row replay is a parallel kernel: batches checked side by side take turns with it
+#: (numba's fallback threading layer does not allow two callers at once).
+_ONE_AT_A_TIME = threading.Lock()
 
 _ROW_CHECKS = [
     (k.F_PLAYER_TABLEAU, "tableau", "high", "the Player drew or stood against the tableau"),
@@ -115,15 +148,25 @@ _ROW_CHECKS = [
 
 
 def _slots(coups: pl.DataFrame, side: str) -> np.ndarray:
+    """One hand's cards as an (n, 3) array of card codes (:data:`NONE`: no card), from the
+    :data:`~roads.schema.CARD_SLOTS` a reader supplies or from the card lists."""
+    names = [f"{side}_{i + 1}" for i in range(3)]
+    if all(n in coups.columns for n in names):
+        return coups.select(names).to_numpy()
     return coups.select(
         pl.col(f"{side}_cards").list.get(i, null_on_oob=True).to_physical().fill_null(NONE)
         .cast(pl.UInt8).alias(f"c{i}") for i in range(3)).to_numpy()
 
 
-#: Fingerprints kept per shoe for the repeated-shoe check: the smallest sampled window
-#: hashes (a bottom-k sketch). Two copies of a shoe have the same sketch; unrelated shoes
-#: share none. This bounds the state carried across batches to ~0.4 KB a shoe.
-SKETCH = 24
+def _card_level(coups: pl.DataFrame) -> pl.Expr:
+    """Coups with both hands' cards (outcome-only coups are skipped)."""
+    if "cards" in coups.columns and "player_cards" not in coups.columns:
+        return pl.col("cards").is_not_null()
+    return pl.col("player_cards").is_not_null() & pl.col("banker_cards").is_not_null()
+
+
+def _key_hash() -> pl.Expr:
+    return pl.struct(pl.col("table_id", "shoe_id").cast(pl.String)).hash(seed=0)
 
 
 def integrity_checks(coups: pl.DataFrame, shoes: pl.DataFrame,
@@ -134,128 +177,294 @@ def integrity_checks(coups: pl.DataFrame, shoes: pl.DataFrame,
     return scan.findings()
 
 
+@dataclass(frozen=True)
+class Checked:
+    """One batch's checks: its shoes, their findings, their sketches."""
+
+    keys: pl.DataFrame  # table_id, shoe_id of each shoe, in batch order
+    findings: list[dict[str, Any]]
+    sketch: np.ndarray  # (shoes, SKETCH) fingerprints, the first ``size`` of each held
+    size: np.ndarray
+
+
 class IntegrityScan:
-    """The integrity checks over batches of whole shoes (a store's files one at a time), so
-    memory holds one batch and each shoe's sketch, whatever the size of the store.
+    """The integrity checks over batches of whole shoes (a store's files one at a time).
 
-    A shoe's checks need all of its coups in one batch; :meth:`add` notes a shoe met in two
-    batches (an import in pieces), and :meth:`split_shoes` lists them for the caller to add
-    again, read whole (their earlier findings are replaced)."""
+    Memory holds one batch, the findings, each shoe's key, and the fixed-size
+    :class:`WindowTable` of sketches for the repeated-shoe check: the state carried across
+    batches does not grow with the coups. A shoe's checks need all of its coups in one
+    batch: name the shoes cut across batches (``split``, e.g. a shoe imported in pieces) and
+    add them once more, read whole, with ``whole=True``; other batches skip them."""
 
-    def __init__(self, shoes: pl.DataFrame, repeat_threshold: float = 0.5) -> None:
-        self.shoes = conform(shoes, "shoes").unique(["table_id", "shoe_id"])
+    def __init__(self, shoes: pl.DataFrame, repeat_threshold: float = 0.5,
+                 split: frozenset[tuple[str, str]] = frozenset(),
+                 bucket_bits: int = 20) -> None:
+        known = conform(shoes, "shoes").select(
+            "table_id", "shoe_id", "rules", "decks", "burn_cards", "coups", "cut_card_index")
+        known = known.unique(["table_id", "shoe_id"]) if repeats_a_shoe(known) else known
+        # sorted by a hash of the key, so a batch finds its shoes' rows by binary search
+        # instead of a join that reads every shoe of the store
+        hashed = known.with_columns(_key_hash().alias("_h")).sort("_h")
+        self._hashes = hashed["_h"].to_numpy()
+        self.shoes = hashed.drop("_h")
         self.threshold = repeat_threshold
-        self._findings: dict[tuple[str, str], list[dict[str, Any]]] = {}
-        self._sketches: dict[tuple[str, str], np.ndarray] = {}
-        self._split: set[tuple[str, str]] = set()
+        self.split = split
+        self._found: list[dict[str, Any]] = []
+        self._keys: list[pl.DataFrame] = []  # each batch's shoes, in ordinal order
+        self._shoes_seen = 0
+        self.windows = WindowTable(bucket_bits)
 
     def add(self, coups: pl.DataFrame, whole: bool = False) -> None:
-        """Check a batch of coups (``whole``: these shoes' every coup, replacing what earlier
-        batches found of them)."""
-        cards = coups.filter(pl.col("player_cards").is_not_null()
-                             & pl.col("banker_cards").is_not_null())
+        """Check a batch of whole shoes (``whole``: the :attr:`split` shoes, read whole)."""
+        if self.split and not whole:
+            cut = pl.DataFrame(sorted(self.split), schema=["table_id", "shoe_id"],
+                               orient="row")
+            coups = coups.join(cut, on=["table_id", "shoe_id"], how="anti")
+        self.merge(self.check(coups))
+
+    def check(self, coups: pl.DataFrame,
+              grouping: tuple[pl.DataFrame, np.ndarray] | None = None) -> Checked | None:
+        """The checks of one batch of whole shoes on their own (no state is touched, so
+        batches can be checked side by side); :meth:`merge` adds the result."""
+        if grouping is not None and "cards" in coups.columns \
+                and coups["cards"].null_count() == 0:  # every coup card-level: as grouped
+            cards, offsets = grouping
+        else:
+            cards, offsets = grouped(coups.filter(_card_level(coups)))
         if cards.is_empty():
-            return
-        cards, offsets = grouped(cards)
-        keys = [(str(t), str(s)) for t, s in cards.select("table_id", "shoe_id")
-                [offsets[:-1]].iter_rows()]
-        if not whole:
-            self._split.update(k for k in keys if k in self._findings)
-        for key in keys:
-            self._findings[key] = []
+            return None
+        keys = cards.select(pl.col("table_id", "shoe_id").cast(pl.String))[offsets[:-1]]
         p = np.ascontiguousarray(_slots(cards, "player"))
         b = np.ascontiguousarray(_slots(cards, "banker"))
-        for f in _row_findings(cards, p, b):
-            self._findings[(f["table_id"], f["shoe_id"])].append(f)
-        for key, found, sketch in _shoe_findings(cards, offsets, p, b, self.shoes, keys):
-            self._findings[key] += found
-            self._sketches[key] = sketch
+        found, sketch, size = _shoe_findings(keys, offsets, p, b, self._rows_of(keys))
+        return Checked(keys, _row_findings(cards, p, b) + found, sketch, size)
 
-    def split_shoes(self) -> set[tuple[str, str]]:
-        return set(self._split)
+    def _rows_of(self, keys: pl.DataFrame) -> pl.DataFrame:
+        """The shoe rows of a batch's shoes (with any row whose key hash collides)."""
+        wanted = keys.select(_key_hash()).to_series().to_numpy()
+        low = np.searchsorted(self._hashes, wanted, side="left")
+        high = np.searchsorted(self._hashes, wanted, side="right")
+        if ((high - low) <= 1).all():  # no hash shared by two shoes: at most one row each
+            return self.shoes[low[high > low]]
+        rows = [np.arange(a, b) for a, b in zip(low.tolist(), high.tolist(), strict=True)]
+        return self.shoes[np.unique(np.concatenate(rows))]
+
+    def merge(self, checked: Checked | None) -> None:
+        """Add one batch's :meth:`check` (batches in any order give the same findings)."""
+        if checked is None:
+            return
+        self._found += checked.findings
+        owners = np.repeat(np.arange(self._shoes_seen, self._shoes_seen + checked.keys.height,
+                                     dtype=np.uint32), checked.size)
+        held = np.arange(SKETCH)[None, :] < checked.size[:, None]
+        self.windows.add(checked.sketch[held], owners)
+        self._keys.append(checked.keys)
+        self._shoes_seen += checked.keys.height
 
     def findings(self) -> list[dict[str, Any]]:
-        out = [f for found in self._findings.values() for f in found]
-        return out + _repeats(self._sketches, self.threshold)
+        """Every finding, shoe by shoe in key order, then the repeated shoes."""
+        per_shoe = sorted(self._found, key=lambda f: (f["table_id"], f["shoe_id"]))
+        if not self._keys:
+            return per_shoe
+        keys = pl.concat(self._keys)
+        return per_shoe + _repeats(self.windows.shared(keys.height), keys, self.threshold)
 
 
-def _shoe_findings(cards: pl.DataFrame, offsets: np.ndarray, p: np.ndarray, b: np.ndarray,
-                   known: pl.DataFrame, ids: list[tuple[str, str]]
-                   ) -> list[tuple[tuple[str, str], list[dict[str, Any]], np.ndarray]]:
+_W = 8  # fingerprints per bucket of the window table
+
+
+@nb.njit(cache=True, nogil=True)
+def _insert(table: np.ndarray, owner: np.ndarray, fill: np.ndarray, bits: int,
+            hashes: np.ndarray, owners: np.ndarray, status: np.ndarray) -> int:
+    """Each fingerprint into its bucket (0: kept; 1: another shoe's copy of a kept one;
+    2: not kept). A full bucket keeps its :data:`_W` smallest. Returns how many left."""
+    shift = np.uint64(64 - bits)
+    out = 0
+    for i in range(hashes.shape[0]):
+        h = hashes[i]
+        base = np.int64(h >> shift) * _W
+        n = np.int64(fill[base // _W])
+        status[i] = 0
+        hit = False
+        for j in range(n):
+            if table[base + j] == h:
+                hit = True
+                break
+        if hit:
+            status[i] = 1
+            continue
+        if n < _W:
+            table[base + n] = h
+            owner[base + n] = owners[i]
+            fill[base // _W] = n + 1
+            continue
+        top = 0
+        for j in range(1, _W):
+            if table[base + j] > table[base + top]:
+                top = j
+        out += 1
+        if h < table[base + top]:
+            table[base + top] = h
+            owner[base + top] = owners[i]
+        else:
+            status[i] = 2
+    return out
+
+
+@nb.njit(cache=True, nogil=True)
+def _holder(table: np.ndarray, owner: np.ndarray, fill: np.ndarray, bits: int,
+            hashes: np.ndarray) -> np.ndarray:
+    """The shoe holding each fingerprint in the table (-1: not there)."""
+    shift = np.uint64(64 - bits)
+    out = np.full(hashes.shape[0], -1, dtype=np.int64)
+    for i in range(hashes.shape[0]):
+        base = np.int64(hashes[i] >> shift) * _W
+        for j in range(np.int64(fill[base // _W])):
+            if table[base + j] == hashes[i]:
+                out[i] = owner[base + j]
+                break
+    return out
+
+
+@nb.njit(cache=True, nogil=True)
+def _kept(owner: np.ndarray, fill: np.ndarray, shoes: int) -> np.ndarray:
+    """How many fingerprints of each shoe the table holds (as first holder)."""
+    out = np.zeros(shoes, dtype=np.int64)
+    for bucket in range(fill.shape[0]):
+        for j in range(np.int64(fill[bucket])):
+            out[owner[bucket * _W + j]] += 1
+    return out
+
+
+class WindowTable:
+    """The cross-shoe state of the repeated-shoe check, of fixed size: ``2**bits`` buckets
+    of :data:`_W` window fingerprints, each with the first shoe that showed it (12 bytes a
+    slot: 2**21 buckets, 201 MB when full, pages touched only as filled).
+
+    A fingerprint goes to the bucket its top bits name; a full bucket keeps its eight
+    smallest fingerprints, so what is kept depends only on the fingerprints, never on the
+    order shoes arrive. Later shoes showing a kept fingerprint are noted beside it (few:
+    only repeats). Exact while no bucket overflows (:attr:`left_out` is 0; about 16 M
+    sketched windows, some 700,000 shoes, before the first is likely): every shared
+    window of every pair of shoes is found. Beyond, a repeat is judged on the windows the
+    table kept, each still an exact match of eight cards."""
+
+    def __init__(self, bits: int = 20) -> None:
+        self.bits = bits
+        self._table: np.ndarray | None = None
+        self._owner = np.zeros(0, dtype=np.uint32)
+        self._fill = np.zeros(0, dtype=np.uint8)
+        self._extra_hash: list[np.ndarray] = []
+        self._extra_owner: list[np.ndarray] = []
+        self.left_out = 0
+
+    def add(self, hashes: np.ndarray, owners: np.ndarray) -> None:
+        if not len(hashes):
+            return
+        if self._table is None:  # zeroed pages cost no memory until written
+            self._table = np.zeros(_W << self.bits, dtype=np.uint64)
+            self._owner = np.zeros(_W << self.bits, dtype=np.uint32)
+            self._fill = np.zeros(1 << self.bits, dtype=np.uint8)
+        status = np.empty(len(hashes), dtype=np.int8)
+        self.left_out += _insert(self._table, self._owner, self._fill, self.bits,
+                                 np.ascontiguousarray(hashes, dtype=np.uint64),
+                                 np.ascontiguousarray(owners, dtype=np.uint32), status)
+        copy = status == 1
+        if copy.any():
+            self._extra_hash.append(hashes[copy])
+            self._extra_owner.append(owners[copy])
+
+    def shared(self, shoes: int) -> tuple[pl.DataFrame, np.ndarray]:
+        """Every pair of shoes sharing kept fingerprints (``shoe`` < ``shoe_right``, with
+        ``shared``), and how many of each shoe's fingerprints the table kept."""
+        empty = pl.DataFrame(schema={"shoe": pl.Int64, "shoe_right": pl.Int64,
+                                     "shared": pl.UInt32})
+        if self._table is None:
+            return empty, np.zeros(shoes, dtype=np.int64)
+        kept = _kept(self._owner, self._fill, shoes)
+        if not self._extra_hash:
+            return empty, kept
+        h = np.concatenate(self._extra_hash)
+        first = _holder(self._table, self._owner, self._fill, self.bits, h)
+        there = first >= 0  # a copy of a fingerprint later pushed out does not count
+        h, later = h[there], np.concatenate(self._extra_owner)[there].astype(np.int64)
+        kept += np.bincount(later, minlength=shoes)
+        holders = pl.DataFrame({"h": np.concatenate([h, h]),
+                                "shoe": np.concatenate([first[there], later])}).unique()
+        pairs = (holders.join(holders, on="h").filter(pl.col("shoe") < pl.col("shoe_right"))
+                 .group_by("shoe", "shoe_right").len().rename({"len": "shared"}))
+        return pairs, kept
+
+
+def _shoe_findings(keys: pl.DataFrame, offsets: np.ndarray, p: np.ndarray, b: np.ndarray,
+                   known: pl.DataFrame
+                   ) -> tuple[list[dict[str, Any]], np.ndarray, np.ndarray]:
     """Per shoe of one batch: its inventory, burn, end-rule and ordered-run findings, and
-    the sketch of its card sequence."""
-    keys = cards.select("table_id", "shoe_id")[offsets[:-1]]
+    the sketch of its card sequence (with how many fingerprints it holds)."""
     info = keys.join(known, on=["table_id", "shoe_id"], how="left", maintain_order="left")
-    rules = [shoe_rules(r, d) for r, d in zip(info["rules"].to_list(), info["decks"].to_list(),
-                                               strict=True)]
+    named = {pair: shoe_rules(*pair) for pair in set(zip(
+        info["rules"].to_list(), info["decks"].to_list(), strict=True))}
+    rules = [named[pair] for pair in zip(info["rules"].to_list(), info["decks"].to_list(),
+                                         strict=True)]
     decks = np.array([r.decks for r in rules], dtype=np.int64)
     burned = info["burn_cards"].list.len().fill_null(0).to_numpy().astype(np.int64)
-    exposed = info["burn_cards"].list.first().cast(pl.String).to_list()  # None: no burn
+    exposed = info["burn_cards"].list.first().to_physical().fill_null(-1).to_numpy() \
+        .astype(np.int64)  # -1: no burn
     # The end rule can only be judged on a complete shoe (all its recorded coups present).
-    complete = (info["coups"].fill_null(-1).to_numpy() == np.diff(offsets))
+    coups_in_shoe = np.diff(offsets)
+    complete = info["coups"].fill_null(-1).to_numpy() == coups_in_shoe
     cut = np.where(complete, info["cut_card_index"].fill_null(-1).to_numpy(), -1) \
         .astype(np.int64)
-    end_rule = np.array([(0 if r.end_rule == "finish-plus-one" else 1) if x else -1
-                         for r, x in zip(rules, exposed, strict=True)], dtype=np.int64)
+    end_rule = np.where(exposed >= 0, np.array(
+        [0 if r.end_rule == "finish-plus-one" else 1 for r in rules], dtype=np.int64), -1)
     n = len(offsets) - 1
     over = np.zeros((n, 2), dtype=np.int64)
     runs = np.zeros((n, 2), dtype=np.int64)
     end = np.zeros(n, dtype=np.int64)
-    cap = int(6 * cards.height / _SAMPLE * 2 + 64)
-    fp_shoe = np.zeros(cap, dtype=np.int64)
-    fp_hash = np.zeros(cap, dtype=np.uint64)
-    used = _shoe_pass(p, b, offsets, decks, burned, cut, end_rule, over, runs, end, fp_shoe,
-                      fp_hash)
-    sketches = _bottom(fp_shoe[:used], fp_hash[:used], n)
-    out = []
-    for s, (table, shoe) in enumerate(ids):
-        found = []
-        coups_in_shoe = int(offsets[s + 1] - offsets[s])
+    sketch = np.zeros((n, SKETCH), dtype=np.uint64)
+    size = np.zeros(n, dtype=np.int64)
+    _shoe_pass(p, b, offsets, decks, burned, cut, end_rule, over, runs, end, sketch, size)
+    want = np.asarray(RANK_BURN, dtype=np.int64)[np.maximum(exposed, 0) // 4]
+    bad_burn = (exposed >= 0) & (burned - 1 != want)
+    n_cards = np.maximum(6 * coups_in_shoe, 1)
+    chances = [n_cards * q ** (runs[:, column] - 1.0) for column, q in ((0, 0.25), (1, 1 / 13))]
+    ordered = [(runs[:, column] >= 6) & (chances[column] < 1e-5) for column in (0, 1)]
+    flagged = np.flatnonzero((over[:, 0] >= 0) | bad_burn | (end == 1) | ordered[0]
+                             | ordered[1])
+    found = []
+    for s in flagged.tolist():
+        table, shoe = keys.row(s)
         if over[s, 0] >= 0:
             found.append(_finding(
                 "inventory", "high", table, shoe, [],
                 f"card {CARD_CODES[over[s, 0]]} appears {over[s, 1]} times, but "
                 f"{decks[s]} deck(s) hold only {decks[s]}"))
-        first = exposed[s]
-        if first:
-            want = RANK_BURN["A23456789TJQK".index(first[0])]
-            if burned[s] - 1 != want:
-                found.append(_finding(
-                    "burn", "medium", table, shoe, [],
-                    f"the exposed {first} calls for {want} burned card(s), but "
-                    f"{burned[s] - 1} were burned"))
+        if bad_burn[s]:
+            found.append(_finding(
+                "burn", "medium", table, shoe, [],
+                f"the exposed {CARD_CODES[exposed[s]]} calls for {want[s]} burned card(s), "
+                f"but {burned[s] - 1} were burned"))
         if end[s] == 1:
             found.append(_finding(
-                "end of shoe", "medium", table, shoe, [coups_in_shoe],
+                "end of shoe", "medium", table, shoe, [int(coups_in_shoe[s])],
                 f"the shoe did not end as its rule ({rules[s].end_rule}) requires for a cut "
                 f"card in front of card {cut[s] + 1}"))
-        n_cards = max(int(6 * coups_in_shoe), 1)
-        for column, (name, q) in enumerate((("suit", 0.25), ("ascending rank", 1 / 13))):
-            run = int(runs[s, column])
-            chance = n_cards * q ** (run - 1)
-            if run >= 6 and chance < 1e-5:
+        for column, name in enumerate(("suit", "ascending rank")):
+            if ordered[column][s]:
                 what = "of the same suit" if name == "suit" else "of ascending rank"
                 found.append(_finding(
                     "ordered run", "high", table, shoe, [],
-                    f"{run} cards in a row {what} — a run that long is expected about "
-                    f"{chance:.1e} times in a shuffled shoe (cards in deck order?)"))
-        out.append(((table, shoe), found, sketches[s]))
-    return out
-
-
-def _bottom(shoe: np.ndarray, hashes: np.ndarray, n: int) -> list[np.ndarray]:
-    """Each shoe's :data:`SKETCH` smallest distinct sampled window hashes."""
-    order = np.lexsort((hashes, shoe))
-    shoe, hashes = shoe[order], hashes[order]
-    bounds = np.searchsorted(shoe, np.arange(n + 1))
-    return [np.unique(hashes[bounds[s]:bounds[s + 1]])[:SKETCH] for s in range(n)]
+                    f"{runs[s, column]} cards in a row {what} — a run that long is expected "
+                    f"about {chances[column][s]:.1e} times in a shuffled shoe (cards in deck "
+                    "order?)"))
+    return found, sketch, size
 
 
 def _row_findings(cards: pl.DataFrame, p: np.ndarray, b: np.ndarray) -> list[dict[str, Any]]:
     n = cards.height
     values = {name: _POINTS[slots] for name, slots in (("p", p), ("b", b))}
-    count = {name: (slots != NONE).sum(axis=1, dtype=np.int16) for name, slots in
-             (("p", p), ("b", b))}
+    count = {name: sum(((slots[:, j] != NONE).astype(np.int16) for j in range(3)),
+                       np.zeros(n, dtype=np.int16)) for name, slots in (("p", p), ("b", b))}
     kind = np.full(n, k.KIND_CARDS, dtype=np.int8)
     recorded = cards.select(
         pl.col("outcome").to_physical().cast(pl.Int16),
@@ -268,9 +477,10 @@ def _row_findings(cards: pl.DataFrame, p: np.ndarray, b: np.ndarray) -> list[dic
     flags = np.empty(n, dtype=np.int32)
     reason = np.empty(n, dtype=np.int8)
     level = np.empty(n, dtype=np.int8)
-    k.check_rows(values["p"], np.ascontiguousarray(p), count["p"], kind, values["b"],
-                 np.ascontiguousarray(b), count["b"], kind, outcome, p_total, b_total, natural,
-                 p_pair, b_pair, o1, o2, o3, o4, o5, o6, flags, reason, level)
+    with _ONE_AT_A_TIME:
+        k.check_rows(values["p"], np.ascontiguousarray(p), count["p"], kind, values["b"],
+                     np.ascontiguousarray(b), count["b"], kind, outcome, p_total, b_total, natural,
+                     p_pair, b_pair, o1, o2, o3, o4, o5, o6, flags, reason, level)
     findings: list[dict[str, Any]] = []
     hit = np.flatnonzero(flags)
     if not len(hit):
@@ -287,39 +497,27 @@ def _row_findings(cards: pl.DataFrame, p: np.ndarray, b: np.ndarray) -> list[dic
     return findings
 
 
-def _repeats(sketches: dict[tuple[str, str], np.ndarray],
+def _repeats(shared: tuple[pl.DataFrame, np.ndarray], keys: pl.DataFrame,
              threshold: float) -> list[dict[str, Any]]:
-    """Shoe pairs whose sketches share at least ``threshold`` of the smaller one: the same
-    card sequence (a shoe dealt twice) or most of it (a pack not shuffled)."""
-    ids = list(sketches)
-    sizes = np.array([len(sketches[k]) for k in ids], dtype=np.int64)
-    if not len(ids) or not sizes.sum():
+    """Shoe pairs sharing at least ``threshold`` of the smaller one's sketch: the same card
+    sequence (a shoe dealt twice) or most of it (a pack not shuffled); in key order."""
+    pairs, sizes = shared
+    if pairs.is_empty():
         return []
-    shoe = np.repeat(np.arange(len(ids)), sizes)
-    h = np.concatenate([sketches[k] for k in ids])
-    # Only hashes seen in two or more shoes take part in the pairing (in shuffled shoes,
-    # almost none).
-    order = np.argsort(h, kind="stable")
-    h, shoe = h[order], shoe[order]
-    repeated = np.zeros(len(h), dtype=np.bool_)
-    repeated[1:] = h[1:] == h[:-1]
-    repeated[:-1] |= repeated[1:].copy()
-    shared = pl.DataFrame({"shoe": shoe[repeated], "h": h[repeated]})
-    pairs = (shared.join(shared, on="h").filter(pl.col("shoe") < pl.col("shoe_right"))
-             .group_by("shoe", "shoe_right").len().rename({"len": "shared"}))
     pairs = pairs.with_columns(
         pl.Series("windows", sizes[pairs["shoe"].to_numpy()]),
         pl.Series("windows_right", sizes[pairs["shoe_right"].to_numpy()]))
     pairs = pairs.with_columns(
         (pl.col("shared") / pl.min_horizontal("windows", "windows_right")).alias("share"))
+    names = keys.rows()
     out = []
-    for row in pairs.filter(pl.col("share") >= threshold).sort("shoe", "shoe_right"
-                                                                 ).iter_rows(named=True):
-        a, b = ids[row["shoe"]], ids[row["shoe_right"]]
-        same = "the same card sequence" if row["share"] >= 0.999 else \
-            f"{math.floor(row['share'] * 100)}% of the same card sequences"
-        out.append(_finding(
+    for a_i, b_i, share in pairs.filter(pl.col("share") >= threshold).select(
+            "shoe", "shoe_right", "share").iter_rows():
+        a, b = sorted((names[a_i], names[b_i]))
+        same = "the same card sequence" if share >= 0.999 else \
+            f"{math.floor(share * 100)}% of the same card sequences"
+        out.append(((a, b), _finding(
             "repeated shoe", "high", a[0], a[1], [],
             f"shoe {a[1]} at table {a[0]} and shoe {b[1]} at table {b[0]} show {same} — "
-            "a shoe dealt twice or not shuffled"))
-    return out
+            "a shoe dealt twice or not shuffled")))
+    return [f for _, f in sorted(out, key=lambda x: x[0])]

@@ -116,7 +116,8 @@ def per_shoe_counts(coups: pl.DataFrame, offsets: np.ndarray) -> pl.DataFrame:
     o, pp, bp, nat, cards, pt, bt = (arrays[c].to_numpy() for c in arrays.columns)
     _per_shoe_counts(offsets, o, pp, bp, nat, cards, pt, bt, out)
     keys = coups.select(pl.col("table_id", "shoe_id").cast(pl.String))[offsets[:-1]]
-    counts = pl.DataFrame(out, schema=COUNT_COLUMNS, orient="row")
+    # Int32 per shoe (half the memory a store's worth of shoes holds); sums are Int64
+    counts = pl.DataFrame(out.astype(np.int32), schema=COUNT_COLUMNS, orient="row")
     return pl.concat([keys, counts], how="horizontal")
 
 
@@ -125,10 +126,15 @@ def with_rules(part: Partial, shoes: pl.DataFrame) -> Partial:
     recorded). Done once on a combined partial: joining the shoes table to every file's
     partial cost more than counting the coups."""
     decks = pl.col("decks") if "decks" in shoes.columns else pl.lit(None, pl.Int8).alias("decks")
-    rules = shoes.select("table_id", "shoe_id", "rules", decks).unique(["table_id", "shoe_id"])
-    by_shoe = part.by_shoe.drop("rules", "decks", strict=False).join(
-        rules, on=["table_id", "shoe_id"], how="left", maintain_order="left"
-    ).with_columns(pl.col("rules").fill_null("standard-8"))
+    rules = shoes.select("table_id", "shoe_id", "rules", decks)
+    counts = part.by_shoe.drop("rules", "decks", strict=False)
+    try:  # a store's shoes are listed once: no de-duplication pass over all of them
+        by_shoe = counts.join(rules, on=["table_id", "shoe_id"], how="left",
+                              maintain_order="left", validate="m:1")
+    except pl.exceptions.PolarsError:  # a shoe listed twice
+        by_shoe = counts.join(rules.unique(["table_id", "shoe_id"]), on=["table_id", "shoe_id"],
+                              how="left", maintain_order="left")
+    by_shoe = by_shoe.with_columns(pl.col("rules").fill_null("standard-8"))
     return Partial(by_shoe, part.sequence)
 
 
@@ -167,7 +173,7 @@ def partial(coups: pl.DataFrame, shoes: pl.DataFrame | None,
 def combine(parts: list[Partial]) -> Partial:
     """One partial from many (exact: sums and concatenations only)."""
     return Partial(
-        pl.concat([p.by_shoe for p in parts]),
+        pl.concat([p.by_shoe for p in parts], how="vertical_relaxed"),
         SequenceStats(
             hist=sum((p.sequence.hist for p in parts), np.zeros_like(parts[0].sequence.hist)),
             per_shoe=np.vstack([p.sequence.per_shoe for p in parts]),
@@ -187,7 +193,7 @@ def outcome_statistics(coups: pl.DataFrame, shoes: pl.DataFrame) -> dict[str, An
 def in_shoe_order(part: Partial) -> Partial:
     """The partial with its shoes sorted by key, so that every float sum is the same
     whichever way the partials were produced: one process, file by file, or a cluster."""
-    order = part.by_shoe.with_row_index("_i").sort("table_id", "shoe_id")["_i"].to_numpy()
+    order = part.by_shoe.select(pl.arg_sort_by("table_id", "shoe_id")).to_series().to_numpy()
     return Partial(part.by_shoe[order], SequenceStats(
         part.sequence.hist, part.sequence.per_shoe[order], part.sequence.lag_sums))
 
@@ -200,7 +206,8 @@ def finalize(part: Partial) -> dict[str, Any]:
     part = in_shoe_order(part)
     by_shoe = part.by_shoe
     decks = pl.col("decks").first() if "decks" in by_shoe.columns else pl.lit(None)
-    groups = by_shoe.group_by("rules").agg(pl.col(COUNT_COLUMNS).sum(), decks.alias("decks")
+    groups = by_shoe.group_by("rules").agg(pl.col(COUNT_COLUMNS).cast(pl.Int64).sum(),
+                                           decks.alias("decks")
                                            ).sort("rules").to_dicts()
     exps = {g["rules"]: expectation(g["rules"], g["decks"]) for g in groups}
 

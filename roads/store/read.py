@@ -19,15 +19,17 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, timedelta
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import numpy as np
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from roads.errors import InputError
-from roads.schema import COUP_KEY, COUPS, SHOES, conform
+from roads.schema import COUP_KEY, COUPS, NO_CARD, SHOES, conform, repeats_a_shoe
 from roads.store import catalog
 from roads.store.catalog import FileEntry
 from roads.store.corrections import MARK, apply_corrections, corrections, touched_shoes
@@ -286,18 +288,47 @@ class Reader:
         yield from self._journaled_coups(snap, sel, False, False)
 
     # -- fast paths -------------------------------------------------------------------------
-    def statistics_frames(self, sel: Selection = ALL) -> Iterator[pl.DataFrame]:
+    def statistics_frames(self, sel: Selection = ALL, *,
+                          cards: bool = False) -> Iterator[pl.DataFrame]:
         """Per file, the columns the statistics need (:data:`STATISTICS_COLUMNS` plus each
-        coup's card count ``cards``), corrections applied; then the journaled shoes."""
+        coup's card count ``cards``), corrections applied; then the journaled shoes.
+
+        ``cards``: each coup's cards too, as the fixed-width
+        :data:`~roads.schema.CARD_SLOTS` (what the integrity checks read), so one read of a
+        file serves the statistics and the checks."""
+        return (piece for read in self.statistics_readers(sel, cards=cards)
+                for piece in read(False))
+
+    def statistics_readers(self, sel: Selection = ALL, *, cards: bool = False
+                           ) -> Iterator[Callable[[bool], Iterator[pl.DataFrame]]]:
+        """:meth:`statistics_frames` as one reader per file, each reading its file when
+        called: several threads can read (and work on) files side by side. ``read(True)``
+        gives a clean file in pieces of whole shoes (:func:`statistics_pieces`), bounded
+        whatever the file's size; ``read(False)`` gives it in one frame."""
         snap = self.snapshot(sel)
-        for entry in snap.files:
-            if snap.clean(entry):
-                frame = statistics_columns(self._path(entry), entry.path)
+
+        def clean(entry: FileEntry, pieces: bool) -> Iterator[pl.DataFrame]:
+            path = self._path(entry)
+            for frame in (statistics_pieces(path, entry.path, cards) if pieces else
+                          [statistics_columns(path, entry.path, cards)]):
                 yield frame if sel.everything else frame.filter(sel.keep())
-            else:
-                yield to_statistics(self._canonical(entry, sel, snap, False, False))
+
+        def corrected(entry: FileEntry, pieces: bool) -> Iterator[pl.DataFrame]:
+            yield to_statistics(self._canonical(entry, sel, snap, False, False), cards)
+
+        def journaled(frame: pl.DataFrame, pieces: bool) -> Iterator[pl.DataFrame]:
+            yield to_statistics(frame, cards)
+
+        for entry in snap.files:
+            yield partial(clean if snap.clean(entry) else corrected, entry)
         for frame in self._journaled_coups(snap, sel, False, False):
-            yield to_statistics(frame)
+            yield partial(journaled, frame)
+
+    def split_shoes(self, sel: Selection = ALL) -> frozenset[tuple[str, str]]:
+        """The selection's shoes whose coups lie in more than one file (a shoe imported in
+        pieces): work that needs whole shoes reads these whole. One grouped query."""
+        found = catalog.split_shoes(self.store.journal.reader(), sel.table_id)
+        return frozenset((t, s) for t, s in found if sel.holds(t, s))
 
     def statistics_sources(self, sel: Selection = ALL
                            ) -> tuple[list[str], list[pl.DataFrame]]:
@@ -349,7 +380,8 @@ class Reader:
                 out = out.filter(day >= sel.start)
             if sel.end is not None:
                 out = out.filter(day <= sel.end)
-            out = out.unique(["table_id", "shoe_id"], keep="first", maintain_order=True)
+            if repeats_a_shoe(out):  # a hash table over every shoe only when needed
+                out = out.unique(["table_id", "shoe_id"], keep="first", maintain_order=True)
             return self._recounted(out, snap)
         return self._retrying(read, sel, "shoes")
 
@@ -521,34 +553,119 @@ STATISTICS_COLUMNS = ("table_id", "shoe_id", "coup", "outcome", "player_total",
                       "banker_total", "natural", "player_pair", "banker_pair", "dealt_at")
 
 
-def to_statistics(coups: pl.DataFrame) -> pl.DataFrame:
+def to_statistics(coups: pl.DataFrame, cards: bool = False) -> pl.DataFrame:
     """Canonical coups in the shape of :func:`statistics_columns`."""
-    cards = (pl.col("player_cards").list.len() + pl.col("banker_cards").list.len())
-    return coups.select(*STATISTICS_COLUMNS, cards.cast(pl.Int8).alias("cards"))
+    count = (pl.col("player_cards").list.len() + pl.col("banker_cards").list.len())
+    slots = [pl.col(f"{side}_cards").list.get(i, null_on_oob=True).to_physical()
+             .fill_null(NO_CARD).cast(pl.UInt8).alias(f"{side}_{i + 1}")
+             for side in ("player", "banker") for i in range(3)] if cards else []
+    return coups.select(*STATISTICS_COLUMNS, count.cast(pl.Int8).alias("cards"), *slots)
 
 
-def statistics_columns(path: Path, name: str | None = None) -> pl.DataFrame:
+def _card_slots(lists: pa.ChunkedArray, side: str) -> list[pl.Series]:
+    """One hand's card lists (dictionary-encoded card codes) as three slot columns, straight
+    from the Arrow buffers: offsets and dictionary indices, no list decoded in Python."""
+    from roads.cards import CARD_INDEX
+
+    columns: list[list[np.ndarray]] = [[], [], []]
+    for chunk in lists.chunks:
+        offsets = np.asarray(chunk.offsets)
+        values = chunk.values
+        lut = np.array([*(CARD_INDEX[c] for c in values.dictionary.to_pylist()), NO_CARD],
+                       dtype=np.uint8)
+        codes = lut[np.asarray(values.indices)]
+        start, length = offsets[:-1], np.diff(offsets)
+        last = max(len(codes) - 1, 0)
+        for j in range(3):
+            held = codes[np.minimum(start + j, last)] if len(codes) else \
+                np.full(len(start), NO_CARD, dtype=np.uint8)
+            columns[j].append(np.where(length > j, held, np.uint8(NO_CARD)))
+    return [pl.Series(f"{side}_{j + 1}", np.concatenate(c) if c else np.zeros(0, np.uint8))
+            for j, c in enumerate(columns)]
+
+
+def statistics_columns(path: Path, name: str | None = None, cards: bool = False,
+                       groups: tuple[int, int] | None = None) -> pl.DataFrame:
     """One part file as the statistics need it: the scalar columns, plus each coup's card
     count (``cards``) instead of the cards. Counting list entries in Arrow, with the card
     codes left dictionary-encoded, is about twice as fast as decoding them into polars.
+    ``cards``: the :data:`~roads.schema.CARD_SLOTS` too, from the same Arrow read;
+    ``groups``: only row groups ``first``..``last - 1``.
 
     The two reads are joined by file row number (polars' row index), never by position,
     so a scan that returned rows in another order could not misalign them."""
     import pyarrow.compute as pc
 
     try:
-        frame = (pl.scan_parquet(path, schema=pl.Schema(COUPS), row_index_name="_row")
-                 .select("_row", *STATISTICS_COLUMNS).collect())
-        lists = pq.read_table(path, columns=["player_cards", "banker_cards"],
-                              read_dictionary=["player_cards.list.element",
-                                               "banker_cards.list.element"])
+        with pq.ParquetFile(path, read_dictionary=["player_cards.list.element",
+                                                   "banker_cards.list.element"]) as file:
+            first, last = groups or (0, file.num_row_groups)
+            sizes = [file.metadata.row_group(i).num_rows for i in range(file.num_row_groups)]
+            offset, rows = sum(sizes[:first]), sum(sizes[first:last])
+            # row group by row group: a whole-file read of dictionary-encoded lists fails
+            # ("nested data conversions") once they need more than one chunk
+            lists = pa.concat_tables([file.read_row_group(i, columns=["player_cards",
+                                                                      "banker_cards"])
+                                      for i in range(first, last)]) \
+                if last > first else file.read(columns=["player_cards", "banker_cards"])
+        scan = pl.scan_parquet(path, schema=pl.Schema(COUPS), row_index_name="_row")
+        if groups is not None:
+            scan = scan.slice(offset, rows)
+        frame = scan.select("_row", *STATISTICS_COLUMNS).collect()
     except FileNotFoundError:
         raise
     except (pl.exceptions.PolarsError, OSError, pa.ArrowException) as exc:
         raise StoreReadError(f"{name or path}: cannot be read ({_first_line(exc)})") from None
-    cards = pl.Series("cards", pc.add(pc.list_value_length(lists["player_cards"]),
+    count = pl.Series("cards", pc.add(pc.list_value_length(lists["player_cards"]),
                                       pc.list_value_length(lists["banker_cards"])))
-    return frame.with_columns(cards.cast(pl.Int8).gather(frame["_row"])).drop("_row")
+    order = frame["_row"] - offset
+    slots = [s.gather(order) for side in ("player", "banker")
+             for s in _card_slots(lists[f"{side}_cards"], side)] if cards else []
+    return frame.with_columns(count.cast(pl.Int8).gather(order), *slots).drop("_row")
+
+
+#: Rows the statistics read of a file at a time (whole row groups, then whole shoes).
+PIECE_ROWS = 150_000
+
+
+def statistics_pieces(path: Path, name: str | None = None, cards: bool = False,
+                      rows: int | None = None) -> Iterator[pl.DataFrame]:
+    """:func:`statistics_columns` of one file a few row groups at a time, in whole shoes
+    when each shoe's rows are one run (as the store writes them): the rows of the shoe a
+    piece ends in wait for the next piece. So memory holds a piece, not a file. (A shoe
+    whose rows come back in two pieces, in a file written otherwise, is for the caller to
+    notice: its keys repeat across pieces.)"""
+    try:
+        meta = pq.read_metadata(path)
+        sizes = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
+    except FileNotFoundError:
+        raise
+    except (OSError, pa.ArrowException) as exc:
+        raise StoreReadError(f"{name or path}: cannot be read ({_first_line(exc)})") from None
+    spans, first, held = [], 0, 0
+    for i, n in enumerate(sizes):
+        held += n
+        if held >= (rows or PIECE_ROWS) or i == len(sizes) - 1:
+            spans.append((first, i + 1))
+            first, held = i + 1, 0
+    if len(spans) <= 1:
+        yield statistics_columns(path, name, cards)
+        return
+    carry: pl.DataFrame | None = None
+    for n, span in enumerate(spans):
+        frame = statistics_columns(path, name, cards, span)
+        if carry is not None:
+            frame = pl.concat([carry, frame])
+        if n == len(spans) - 1:
+            yield frame
+            break
+        table, shoe = frame.row(frame.height - 1)[:2]
+        other = np.flatnonzero(((frame["table_id"] != table) | (frame["shoe_id"] != shoe))
+                               .to_numpy())
+        cut = int(other[-1]) + 1 if len(other) else 0
+        carry = frame.slice(cut)
+        if cut:
+            yield frame.slice(0, cut)
 
 
 def outcome_columns(path: Path, name: str | None = None) -> pa.Table:

@@ -22,6 +22,7 @@ decodes every row again.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -34,7 +35,7 @@ import pyarrow.parquet as pq
 
 from roads.schema import COUPS, conform
 from roads.store import catalog, checkpoint
-from roads.store.catalog import FileEntry
+from roads.store.catalog import KEYS, FileEntry
 from roads.store.digest import combine_leaves, coups_digest, leaf, shoe_digests, table_digest
 from roads.store.journal import FILE_KINDS, Event
 from roads.store.layout import data_files, temporary_files
@@ -188,18 +189,27 @@ def verify(store: Store, deep: bool = False,
 
 
 def _keys(store: Store, entry: FileEntry) -> pl.DataFrame:
-    """The distinct (table_id, shoe_id) of a coups file, read as Parquet dictionaries."""
-    keys = pq.read_table(store.root / entry.path, columns=["table_id", "shoe_id"],
-                         read_dictionary=["table_id", "shoe_id"])
-    return pl.DataFrame(pl.from_arrow(keys)).unique().with_columns(
-        pl.col("table_id", "shoe_id").cast(pl.String), pl.lit(entry.path).alias("path"))
+    """The distinct (table_id, shoe_id) of a coups file, read as Parquet dictionaries, row
+    group by row group (no dataset layer: nothing else of the file is touched)."""
+    with pq.ParquetFile(store.root / entry.path, read_dictionary=["table_id", "shoe_id"]) as f:
+        groups = [pl.DataFrame(pl.from_arrow(f.read_row_group(i, columns=["table_id",
+                                                                          "shoe_id"])))
+                  .unique() for i in range(f.num_row_groups)]
+    keys = pl.concat(groups) if groups else pl.DataFrame(schema=KEYS)
+    return keys.with_columns(pl.col("table_id", "shoe_id").cast(pl.String)).unique() \
+        .with_columns(pl.lit(entry.path).alias("path"))
 
 
 _KEYS = {"table_id": pl.String, "shoe_id": pl.String, "path": pl.String}
 
 
-def _sql_frame(db: Any, sql: str, schema: dict[str, Any]) -> pl.DataFrame:
-    return pl.DataFrame(db.execute(sql).fetchall(), schema=schema, orient="row")
+def _sql_frame(db: Any, table: str, schema: dict[str, Any], where: str = "") -> pl.DataFrame:
+    """Columns of a table as a frame: each column comes back from SQLite as one JSON array
+    (``json_group_array``, built in C) instead of a Python tuple a row."""
+    arrays = db.execute("SELECT " + ", ".join(f"json_group_array({c})" for c in schema)
+                        + f" FROM {table} {where}").fetchone()
+    return pl.DataFrame([pl.Series(c, json.loads(a), dtype=t)
+                         for (c, t), a in zip(schema.items(), arrays, strict=True)])
 
 
 def _held_twice(store: Store, intact: list[FileEntry], report: Report) -> None:
@@ -207,10 +217,18 @@ def _held_twice(store: Store, intact: list[FileEntry], report: Report) -> None:
     twice; imported copies of live shoes. Frames, not loops: one pass a file."""
     db = store.journal.connection()
     coups_files = [e for e in intact if e.table == "coups"]
+    shoe_files = [e for e in intact if e.table == "shoes"]
     with ThreadPoolExecutor(max_workers=2) as pool:
+        # the catalogue's two shoe tables are fetched (each on its thread's own reader)
+        # while the files' keys are read
+        listed_later = pool.submit(lambda: _sql_frame(store.journal.reader(), "catalog_shoes",
+                                                      _KEYS))
+        indexed_later = pool.submit(lambda: _sql_frame(
+            store.journal.reader(), "shoe_index", {**catalog.INDEX_SCHEMA, "path": pl.String}
+        ) if shoe_files else None)
         found = pl.concat([pl.DataFrame(schema=_KEYS), *pool.map(
             lambda e: _keys(store, e), coups_files)])
-    listed = _sql_frame(db, "SELECT table_id, shoe_id, path FROM catalog_shoes", _KEYS)
+        listed, indexed_all = listed_later.result(), indexed_later.result()
     listed = listed.filter(pl.col("path").is_in([e.path for e in coups_files]))
     differ = pl.concat([found.join(listed, on=list(_KEYS), how="anti"),
                         listed.join(found, on=list(_KEYS), how="anti")])
@@ -228,16 +246,12 @@ def _held_twice(store: Store, intact: list[FileEntry], report: Report) -> None:
         if numbers.n_unique() != numbers.len():
             report.add("held twice", f"{table_id}/{shoe_id}",
                        f"coups of this shoe are stored in more than one file ({', '.join(paths)})")
-    shoe_files = [e for e in intact if e.table == "shoes"]
     frames = [pl.read_parquet(store.root / e.path).with_columns(pl.lit(e.path).alias("path"))
               for e in shoe_files]
-    if frames:
+    if frames and indexed_all is not None:
         rows = pl.concat(frames, how="vertical_relaxed")
-        columns = list(catalog.INDEX_COLUMNS)
         mine = _index_of(frames)
-        indexed = _sql_frame(db, f"SELECT {', '.join(columns)}, path FROM shoe_index",
-                             dict(mine.schema)).filter(pl.col("path").is_in(
-                                 [e.path for e in shoe_files]))
+        indexed = indexed_all.filter(pl.col("path").is_in([e.path for e in shoe_files]))
         wrong = pl.concat([mine.join(indexed, on=mine.columns, how="anti", nulls_equal=True),
                            indexed.join(mine, on=mine.columns, how="anti", nulls_equal=True)])
         for path in sorted(set(wrong["path"].to_list())):
@@ -246,11 +260,10 @@ def _held_twice(store: Store, intact: list[FileEntry], report: Report) -> None:
         twice = rows.group_by("table_id", "shoe_id").len().filter(pl.col("len") > 1)
         for table_id, shoe_id, n in twice.sort("table_id", "shoe_id").iter_rows():
             report.add("held twice", f"{table_id}/{shoe_id}", f"{n} shoe rows for one shoe")
-    opened = _sql_frame(db, "SELECT DISTINCT table_id, shoe_id FROM events WHERE kind = "
-                            "'shoe_opened' AND NOT EXISTS (SELECT 1 FROM events s WHERE "
-                            "s.kind = 'shoe_sealed' AND s.table_id = events.table_id AND "
-                            "s.shoe_id = events.shoe_id)",
-                        {"table_id": pl.String, "shoe_id": pl.String})
+    opened = _sql_frame(db, "events", {"table_id": pl.String, "shoe_id": pl.String},
+                        "WHERE kind = 'shoe_opened' AND NOT EXISTS (SELECT 1 FROM events s "
+                        "WHERE s.kind = 'shoe_sealed' AND s.table_id = events.table_id AND "
+                        "s.shoe_id = events.shoe_id)").unique()
     copies = found.join(opened, on=["table_id", "shoe_id"], how="semi")
     for table_id, shoe_id, path in copies.sort("table_id", "shoe_id").iter_rows():
         report.add("held twice", f"{table_id}/{shoe_id}",

@@ -1,0 +1,54 @@
+"""One fresh ``roads`` process at a time: its wall time and its own peak RSS (``wait4``
+gives each child's rusage, where ``RUSAGE_CHILDREN`` keeps the largest child so far), and
+the stores the whole-store benchmarks run on."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from roads.rules import get_rules
+from roads.simulate import Simulation, write_simulation
+from roads.store import Store
+
+ROADS = Path(sys.executable).with_name("roads")
+
+
+def run(*argv: str) -> tuple[float, float]:
+    """Seconds and peak RSS (MB) of ``roads ARGV``; exit 0 or 1 (a finding) only."""
+    start = time.perf_counter()
+    child = subprocess.Popen([str(ROADS), *argv], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(child.pid, 0)
+    elapsed = time.perf_counter() - start
+    child.returncode = os.waitstatus_to_exitcode(status)
+    error = child.stderr.read().decode() if child.stderr else ""
+    if child.returncode not in (0, 1):
+        raise SystemExit(f"roads {' '.join(argv)} exited {child.returncode}: {error}")
+    return elapsed, usage.ru_maxrss / 1024
+
+
+def runs(label: str, coups: int, argv: list[str], times: int = 3) -> None:
+    """Print the median of ``times`` fresh runs: coups/s, seconds, the peak RSS."""
+    done = [run(*argv) for _ in range(times)]
+    seconds = statistics.median(d[0] for d in done)
+    print(f"{label} over {coups:,} coups: {coups / seconds / 1e6:.2f} M coups/s (median of "
+          f"{times} fresh processes {seconds:.2f} s, {min(d[0] for d in done):.2f}-"
+          f"{max(d[0] for d in done):.2f}); peak RSS {max(d[1] for d in done):.0f} MB",
+          flush=True)
+
+
+def simulated(root: Path, coups: int, seed: int) -> tuple[Store, int]:
+    """A store of about ``coups`` engine coups over 20 tables (reused when ``root`` has
+    one), and how many coups it holds."""
+    if (root / "journal.sqlite").is_file():
+        store = Store.open(root)
+    else:
+        store = Store.create(root)
+        write_simulation(Simulation(get_rules("standard-8"), shoes=coups // 81 + 1,
+                                    seed=seed, tables=20), store)
+    return store, int(store.read.shoes()["coups"].sum())

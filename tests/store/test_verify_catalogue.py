@@ -1,0 +1,67 @@
+"""`roads store verify` against the catalogue's derived shoe tables: the shoes each coups
+file holds (``catalog_shoes``) and the shoe index (``shoe_index``) are compared with the
+files, whatever characters a tampered row holds."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from roads.rules import get_rules
+from roads.simulate import Simulation, write_simulation
+from roads.store import Store
+from roads.store.verify import verify
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("catalogue") / "store"
+    store = Store.create(root)
+    write_simulation(Simulation(get_rules("standard-8"), shoes=12, seed=3, tables=2,
+                                batch_shoes=4), store)
+    assert verify(store).ok
+    return root
+
+
+@pytest.fixture
+def store(pristine: Path, tmp_path: Path) -> Store:
+    shutil.copytree(pristine, tmp_path / "store")
+    return Store.open(tmp_path / "store")
+
+
+def _problems(store: Store) -> list[tuple[str, str]]:
+    return [(p["kind"], p["where"]) for p in verify(store).problems]
+
+
+def _one(store: Store, table: str) -> tuple[str, str, str]:
+    row = store.journal.connection().execute(
+        f"SELECT table_id, shoe_id, path FROM {table} ORDER BY path, shoe_id LIMIT 1"
+    ).fetchone()
+    return str(row[0]), str(row[1]), str(row[2])
+
+
+@pytest.mark.parametrize("forged", ['x", "y', "line\nbreak", "é–ß", "", "\x1f\x00tail"])
+def test_a_renamed_shoe_in_the_file_list_is_named(store: Store, forged: str) -> None:
+    table_id, shoe_id, path = _one(store, "catalog_shoes")
+    db = store.journal.connection()
+    with db:
+        db.execute("UPDATE catalog_shoes SET shoe_id = ? WHERE table_id = ? AND shoe_id = ? "
+                   "AND path = ?", (forged, table_id, shoe_id, path))
+    assert _problems(store) == [("catalogue", path)]
+
+
+@pytest.mark.parametrize(("table", "change"), [
+    ("catalog_shoes", "DELETE FROM catalog_shoes"),  # a shoe dropped from a file's list
+    ("shoe_index", "UPDATE shoe_index SET coups = coups + 1, source = NULL"),  # altered
+    ("shoe_index", "INSERT INTO shoe_index SELECT table_id, shoe_id || ' ', path, rules, "
+                   "decks, coups, started_at, ended_at, source FROM shoe_index"),  # a row more
+])
+def test_a_changed_catalogue_row_is_named(store: Store, table: str, change: str) -> None:
+    table_id, shoe_id, path = _one(store, table)
+    db = store.journal.connection()
+    with db:
+        db.execute(f"{change} WHERE table_id = ? AND shoe_id = ? AND path = ?",
+                   (table_id, shoe_id, path))
+    assert _problems(store) == [("catalogue", path)]
