@@ -243,9 +243,9 @@ def viewers(base: str, views: list[tuple[str, str]], start: float, end: float,
             took = time.time() - began
             body = r.json() if r.status_code == 200 else {}
             refreshed = "response" in body
-            if refreshed:
-                seen = body["response"]["overview-seq" if page == "overview"
-                                         else "table-seq"]["data"]
+            if refreshed:  # Dash leaves out an output whose value is unchanged
+                seen = body["response"].get("overview-seq" if page == "overview"
+                                            else "table-seq", {}).get("data", seen)
             polls.append((took, len(r.content), refreshed))
             await asyncio.sleep(max(0.0, every - took))
 

@@ -68,8 +68,9 @@ def main() -> None:
             while not stop.is_set():
                 try:
                     event, _ = service.enter_coup(dealer, f"T{t}", entry)
-                except LiveError:  # the shoe is being changed by another entry point
-                    continue
+                except LiveError:  # the shoe is being changed by another entry point:
+                    with locks[t]:  # wait for it, as a dealer would (not a busy retry loop)
+                        continue
                 done += 1
                 if event.payload["coup"] >= 80:
                     with locks[t]:

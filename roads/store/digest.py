@@ -74,9 +74,27 @@ def _put_slots(lists: pl.Series, null: np.ndarray, rec: np.ndarray, at_byte: int
     the Enum's codes (no polars pass, no strided copy)."""
     arrow = lists.to_arrow()
     codes = arrow.values.indices.to_numpy(zero_copy_only=False)
-    _slot_kernel()(arrow.offsets.to_numpy(zero_copy_only=False).astype(np.int64, copy=False),
-                   np.ascontiguousarray(codes, dtype=np.uint8), null,
-                   rec.view(np.uint8).reshape(len(rec), RECORD.itemsize), at_byte)
+    fill = _slot_kernel() if len(null) >= COMPILED_FROM else _fill_slots_numpy
+    fill(arrow.offsets.to_numpy(zero_copy_only=False).astype(np.int64, copy=False),
+         np.ascontiguousarray(codes, dtype=np.uint8), null,
+         rec.view(np.uint8).reshape(len(rec), RECORD.itemsize), at_byte)
+
+
+#: Rows from which the compiled kernel fills the slots: below it, numpy does (a seal or a
+#: verify of sealed shoes would otherwise load numba, ~1 s, for a few thousand rows).
+COMPILED_FROM = 200_000
+
+
+def _fill_slots_numpy(offsets: np.ndarray, flat: np.ndarray, null: np.ndarray,
+                      out: np.ndarray, at_byte: int) -> None:
+    """:func:`_fill_slots` in whole-array steps (the same bytes; tested equal)."""
+    starts, counts = offsets[:-1], np.diff(offsets)
+    last = max(len(flat) - 1, 0)
+    for j in range(3):
+        held = flat[np.minimum(starts + j, last)] if len(flat) else \
+            np.zeros(len(starts), np.uint8)
+        out[:, at_byte + j] = np.where(null, np.uint8(NO_LIST),
+                                       np.where(counts > j, held, np.uint8(EMPTY_SLOT)))
 
 
 _FLAGS = ("natural", "player_pair", "banker_pair")

@@ -8,6 +8,7 @@ import struct
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import numpy as np
 import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -150,3 +151,20 @@ def test_the_shoes_digest_is_what_its_definition_says(rows: list[dict[str, Any]]
         if rows else pl.DataFrame(schema={"table_id": pl.String, "shoe_id": pl.String}),
         "shoes")
     assert shoes_digest(frame.reverse()) == expected
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.lists(st.integers(0, 51), max_size=3)), max_size=40))
+def test_the_compiled_and_the_numpy_slot_fillers_write_the_same_bytes(
+        hands: list[list[int] | None]) -> None:
+    """Large frames fill card slots with the compiled kernel, small ones with numpy."""
+    from roads.store.digest import _fill_slots_numpy, _slot_kernel
+
+    lengths = [0 if h is None else len(h) for h in hands]
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    flat = np.array([c for h in hands if h for c in h], dtype=np.uint8)
+    null = np.array([h is None for h in hands], dtype=bool)
+    compiled, vectorised = (np.full((len(hands), 8), 7, np.uint8) for _ in range(2))
+    _slot_kernel()(offsets, flat, null, compiled, 2)
+    _fill_slots_numpy(offsets, flat, null, vectorised, 2)
+    assert np.array_equal(compiled, vectorised)
