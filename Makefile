@@ -57,6 +57,11 @@ bench: $(STAMP) prepare
 	$(BIN)/python -m benchmarks.export
 	$(BIN)/python -m benchmarks.screens
 	$(BIN)/python -m benchmarks.security
+	$(BIN)/python -m benchmarks.store
+	$(BIN)/python -m benchmarks.pages
+	$(BIN)/python -m benchmarks.floor
+	$(BIN)/python -m benchmarks.floor --first-page 3
+	$(BIN)/python -m benchmarks.replace
 
 clean:
 	rm -rf $(VENV) .cache .mypy_cache .ruff_cache .pytest_cache
