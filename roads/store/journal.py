@@ -16,10 +16,8 @@ concurrent submitters share one commit (and one fsync) without giving that up.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
-import os
 import queue
 import sqlite3
 import threading
@@ -312,26 +310,15 @@ class Journal:
     # -- writing ----------------------------------------------------------------------------
     @contextmanager
     def transaction(self) -> Iterator[Transaction]:
-        """An immediate (write-locked) transaction; durable when the block exits cleanly.
-
-        Writers queue on an advisory lock file first (``journal.sqlite.lock``): the kernel
-        wakes the next one the moment the lock is free. Left to SQLite, a writer that finds
-        the database locked sleeps and retries (up to 100 ms a try), so two server processes
-        writing coups starved each other (API answers p95 ~0.7 s at 100 coups/s). The lock
-        goes with the process, so a killed writer never leaves it held."""
-        fd = os.open(f"{self.path}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        """An immediate (write-locked) transaction; durable when the block exits cleanly."""
+        db = self._db()
+        db.execute("BEGIN IMMEDIATE")
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            db = self._db()
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                yield Transaction(db)
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-        finally:
-            os.close(fd)  # releases the lock
+            yield Transaction(db)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
 
     def append(self, kind: str, table_id: str, shoe_id: str | None = None,
                payload: dict[str, Any] | None = None, actor: str | None = None) -> Event:
