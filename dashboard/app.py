@@ -87,7 +87,15 @@ def create_app(root: Path, site: SiteConfig | None = None, create: bool = True,
 
 
 def warm_up() -> None:
-    """Load the compiled road kernels before the first screen asks (not on its first coup)."""
+    """Load the compiled road kernels before the first screen asks (not on its first coup),
+    and what a shoe's first seal would otherwise import in a request thread: Arrow for the
+    shoe's digests, the checkpoint's signing (seen: ~3 s of one worker's first 15 s of a
+    busy floor, every table of that worker waiting)."""
+    import pyarrow  # noqa: F401
+    from cryptography.hazmat.primitives.serialization import (  # noqa: F401
+        load_pem_private_key,
+    )
+
     board = Board.from_outcomes("BPPTB")
     board.to_dict()
     scoreboard_svg(board, ask="both", window=26)
