@@ -12,6 +12,7 @@ recompute the content digest the journal recorded for its file.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -215,12 +216,22 @@ def coup_ranges(numbers: list[int]) -> str:
 
 
 def coup_numbers(ranges: str) -> list[int]:
-    """The coup numbers :func:`coup_ranges` wrote."""
+    """The coup numbers :func:`coup_ranges` wrote; anything else (a hostile bundle) is a
+    :class:`BundleError`, never a traceback or a range too large to hold."""
     out: list[int] = []
     for part in ranges.split():
-        first, _, last = part.partition("-")
-        out.extend(range(int(first), int(last or first) + 1))
+        found = _RANGE.fullmatch(part)
+        first = int(found[1]) if found else 0
+        last = int(found[2] or found[1]) if found else 0
+        if not found or not 1 <= first <= last or len(out) + last - first >= MAX_COUPS_LISTED:
+            raise BundleError(f"file_shoes: {ranges[:40]!r} is not a list of coup ranges")
+        out.extend(range(first, last + 1))
     return out
+
+
+_RANGE = re.compile(r"(\d{1,5})(?:-(\d{1,5}))?")
+#: More coups than any shoe holds (the schema's coup column is 16-bit).
+MAX_COUPS_LISTED = 32_768
 
 
 def _stored_shoes(t: dict[str, pl.DataFrame], events: list[Event | Link]) -> None:

@@ -347,3 +347,9 @@ def test_coup_ranges_give_back_their_numbers(numbers: set[int]) -> None:
     assert coup_numbers(ranges) == sorted(numbers)
     assert len(ranges.split()) == 1 + sum(1 for n in numbers if n + 1 not in numbers) - 1 \
         if numbers else ranges == ""
+
+
+@pytest.mark.parametrize("bad", ["x", "1-", "0", "5-3", "1-99999", "1--2", "-3"])
+def test_a_malformed_coup_list_is_a_bundle_error(bad: str) -> None:
+    with pytest.raises(BundleError, match="is not a list of coup ranges"):
+        coup_numbers(bad)
