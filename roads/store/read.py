@@ -391,6 +391,8 @@ class Reader:
         never dealt), and shoes imported in parts also take their first and last coup's
         time from all their coups (the row was written by the first part). The others are
         as stored."""
+        if not snap.touched and not snap.split:  # the usual read: no set of every shoe
+            return shoes
         keys = set(shoes.select("table_id", "shoe_id").iter_rows())
         touched, split = snap.touched & keys, snap.split & keys
         if not touched and not split:

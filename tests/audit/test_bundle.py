@@ -110,6 +110,16 @@ def _reseal(out: Path, name: str) -> None:
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True))
 
 
+def _rewrite(out: Path, table: str, frame: pl.DataFrame) -> None:
+    """Replace a bundle table in both formats and reseal the manifest (a careful forger)."""
+    from roads.audit.bundle import csv_ready
+
+    frame.write_parquet(out / f"{table}.parquet")
+    csv_ready(frame).write_csv(out / f"{table}.csv")
+    for name in (f"{table}.parquet", f"{table}.csv"):
+        _reseal(out, name)
+
+
 def test_editing_the_manifest_fails(store: Store, tmp_path: Path, keys: tuple[Path, Path]) -> None:
     out = bundle_of(store, tmp_path)
     manifest = json.loads((out / "manifest.json").read_text())
@@ -270,12 +280,7 @@ def test_an_open_shoe_is_exported_marked_open_and_checked_against_its_events(
     changed = coups.with_columns(pl.when(pl.col("coup") == 2).then(pl.lit("B"))
                                  .otherwise(pl.col("outcome").cast(pl.String))
                                  .cast(coups.schema["outcome"]).alias("outcome"))
-    changed.write_parquet(out / "coups.parquet")
-    from roads.audit.bundle import csv_ready
-
-    csv_ready(changed).write_csv(out / "coups.csv")
-    for name in ("coups.parquet", "coups.csv"):
-        _reseal(out, name)
+    _rewrite(out, "coups", changed)
     with pytest.raises(BundleError, match="live shoe T1/S1 are not the coups its journal"):
         verify(out)
 
@@ -292,12 +297,7 @@ def test_imported_coups_are_checked_against_their_journaled_digests(tmp_path: Pa
     assert listing["shoe_id"].to_list() == ["H1", None]  # the other shoe as a leaf only
     coups = pl.read_parquet(out / "coups.parquet")
     changed = coups.with_columns(pl.lit("B").cast(coups.schema["outcome"]).alias("outcome"))
-    changed.write_parquet(out / "coups.parquet")
-    from roads.audit.bundle import csv_ready
-
-    csv_ready(changed).write_csv(out / "coups.csv")
-    for name in ("coups.parquet", "coups.csv"):
-        _reseal(out, name)
+    _rewrite(out, "coups", changed)
     with pytest.raises(BundleError, match="not the coups stored in"):
         verify(out)
 
@@ -329,14 +329,9 @@ def test_a_shoe_imported_in_parts_is_one_shoe_to_every_reader(tmp_path: Path) ->
     assert sorted(pl.read_parquet(out / "file_shoes.parquet")["coups"].to_list()) == \
         ["1-2", "3-4"]
     # Claiming a coup for the other file is caught: each part's digest is recomputed.
-    from roads.audit.bundle import csv_ready
-
     listing = pl.read_parquet(out / "file_shoes.parquet")
     moved = listing.with_columns(pl.col("coups").replace({"1-2": "1-3", "3-4": "4"}))
-    moved.write_parquet(out / "file_shoes.parquet")
-    csv_ready(moved).write_csv(out / "file_shoes.csv")
-    for name in ("file_shoes.parquet", "file_shoes.csv"):
-        _reseal(out, name)
+    _rewrite(out, "file_shoes", moved)
     with pytest.raises(BundleError, match="not the coups stored in"):
         verify(out)
 
