@@ -237,22 +237,31 @@ def _spill_plain(path: Path, options: ReadOptions, spill: Spill,
     layout = None
     row = 0
     hashed: Future[None] | None = None
-    for data in _line_chunks(path):
-        if hashed is not None:
-            hashed.result()  # one chunk in flight: memory stays at two chunks
-        hashed = hasher.submit(h.update, data.data)
-        if layout is None:
-            found = layout_of(path, options, data)
-            if isinstance(found, Attempt):
-                return found.why, ""
-            layout = found
-            body = parse_body(path, options, layout, data, layout.body, row)
-        else:
-            body = parse_body(path, options, layout, data, 0, row)
-        row += body.lines
-        bodies.append(Body(None, body.lines, body.scan, body.status, body.shapes))
-        if body.parsed is not None and why_not(bodies) is None:
-            spill.add(body.parsed)
+    spilled: Future[None] | None = None
+    # A chunk is spilled while the next is parsed (the parser's serial steps leave a core
+    # idle); one chunk of each in flight, so memory stays at a few chunks.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="spill") as spiller:
+        for data in _line_chunks(path):
+            if hashed is not None:
+                hashed.result()
+            hashed = hasher.submit(h.update, data.data)
+            if layout is None:
+                found = layout_of(path, options, data)
+                if isinstance(found, Attempt):
+                    return found.why, ""
+                layout = found
+                body = parse_body(path, options, layout, data, layout.body, row)
+            else:
+                body = parse_body(path, options, layout, data, 0, row)
+            row += body.lines
+            bodies.append(Body(None, body.lines, body.scan, body.status, body.shapes))
+            if body.parsed is not None and why_not(bodies) is None:
+                if spilled is not None:
+                    spilled.result()
+                spilled = spiller.submit(spill.add, body.parsed)
+            del body
+        if spilled is not None:
+            spilled.result()
     if hashed is not None:
         hashed.result()
     return why_not(bodies), h.hexdigest()

@@ -237,6 +237,18 @@ class _Run:
     written: list[Written] = field(default_factory=list)
     amendments: list[Preceding] = field(default_factory=list)
     stored_shoes: pl.DataFrame | None = None  # SHOE_KEY of the stored shoes
+    writing: list[Future[Written]] = field(default_factory=list)  # the last bucket's files
+    bucket: bool = False  # whether those files are a bucket's (of a file read in chunks)
+
+    def finish_writes(self) -> None:
+        """Wait for the files in flight (they are written while the next bucket is checked,
+        so both cores work) and add them to what the commit journals."""
+        writing, self.writing = self.writing, []
+        if writing:
+            self.written += [f.result() for f in writing]
+            point("ingest:parts-written")
+            if self.bucket:
+                point("ingest:bucket-stored")
 
     def store_checked(self, path: Path, ids: tuple[str, ...], digest: str, parsed: Parsed,
                       out: _File) -> None:
@@ -258,8 +270,8 @@ class _Run:
             parts = store.parts_by_day(new.with_columns(pl.lit(self.actor).alias("entered_by")),
                                        shoes, "import", (self.run_id, *ids), meta,
                                        checked.starts if whole else None)
-            self.written += store.write_parts(parts, "import")
-            point("ingest:parts-written")
+            self.finish_writes()  # one bucket's files in flight at a time
+            self.writing, self.bucket = store.start_parts(parts, "import"), len(ids) > 1
         self.amendments += _amendments(split.amended, f"re-import of {path.name} with "
                                        f"--replace (run {self.run_id})", self.actor, self.run_id)
         kept = pl.concat([new, split.amended]).select(*COUP_KEY, *CONTENT)
@@ -347,7 +359,7 @@ def ingest(paths: list[Path], store: Store, options: ReadOptions, rules: RuleSet
                     assert spill is not None
                     for bucket, rows in enumerate(spill):
                         run.store_checked(path, (str(number), f"b{bucket}"), digest, rows, out)
-                        point("ingest:bucket-stored")
+                    run.finish_writes()
                     spill.remove()
                 if out.kept is not None:
                     run.remember(out.kept)
@@ -376,7 +388,10 @@ def ingest(paths: list[Path], store: Store, options: ReadOptions, rules: RuleSet
                 this_run.add(digest)
                 if progress:
                     progress(path)
+            run.finish_writes()
         finally:  # (an error mid-way: what was spilled goes; the parts, next run)
+            for pending in run.writing:  # (no writer may outlive the bulk lock)
+                pending.exception()
             remove_spill(store.root, run_id)
         attachments = _attachments(store, run_id, quarantine, flags)
         totals = {k: sum(int(f.get(k, 0)) for f in files)

@@ -31,7 +31,7 @@ import json
 import os
 import uuid
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
@@ -216,12 +216,15 @@ class Store:
 
     def write_parts(self, parts: Sequence[Part], source: str) -> list[Written]:
         """Write part files side by side (each whole or absent); nothing is journaled yet."""
-        def one(part: Part) -> Written:
-            return write_part(self.root, part, source)
-
         if len(parts) == 1:
-            return [one(parts[0])]
-        return list(_writers().map(one, parts))
+            return [write_part(self.root, parts[0], source)]
+        return [f.result() for f in self.start_parts(parts, source)]
+
+    def start_parts(self, parts: Sequence[Part], source: str) -> list[Future[Written]]:
+        """:meth:`write_parts` in the background: the caller goes on (an ingest checks its
+        next bucket while this one's files are encoded, digested and synced)."""
+        pool = _writers()
+        return [pool.submit(write_part, self.root, part, source) for part in parts]
 
     def commit(self, kind: str, written: Sequence[Written], payload: dict[str, Any],
                actor: str | None, table_id: str = SYSTEM, shoe_id: str | None = None,
