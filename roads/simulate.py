@@ -73,7 +73,8 @@ def write_simulation(
     polars release the GIL) while the next batch is dealt, with at most two batches in
     flight, so memory stays bounded whatever the number of shoes. The files become visible
     together, when one ``files_published`` event journals them; a run killed before that
-    leaves files no reader sees, which the next engine run into the store removes."""
+    leaves files no reader sees, which the next engine run into the store removes. The files
+    are fsynced side by side by that commit, not one by one on the writer threads."""
     written: list[Written] = []
     total = 0
     pending: list[Future[list[Written]]] = []
@@ -87,7 +88,7 @@ def write_simulation(
                 count = len(batch.seeds)
                 parts = [sim.part(t, first, count, pl.from_arrow(data))  # type: ignore[arg-type]
                          for t, data in (("coups", coups), ("shoes", shoes))]
-                pending.append(pool.submit(store.write_parts, parts, "engine"))
+                pending.append(pool.submit(store.write_parts, parts, "engine", False))
                 total += coups.num_rows
                 if progress is not None:
                     progress(count, coups.num_rows)

@@ -271,7 +271,8 @@ class _Run:
                                        shoes, "import", (self.run_id, *ids), meta,
                                        checked.starts if whole else None)
             self.finish_writes()  # one bucket's files in flight at a time
-            self.writing, self.bucket = store.start_parts(parts, "import"), len(ids) > 1
+            self.writing, self.bucket = store.start_parts(parts, "import", durable=False), \
+                len(ids) > 1
         self.amendments += _amendments(split.amended, f"re-import of {path.name} with "
                                        f"--replace (run {self.run_id})", self.actor, self.run_id)
         kept = pl.concat([new, split.amended]).select(*COUP_KEY, *CONTENT)

@@ -43,7 +43,7 @@ import polars as pl
 
 from roads import faults
 from roads.errors import InputError
-from roads.files import fsync_dir, publish_text, temporary_name
+from roads.files import fsync_dir, publish_text, sync_all, temporary_name
 from roads.schema import SCHEMA_VERSION, SHOE_KEY, conform, provenance, shoe_runs
 from roads.store import catalog, checkpoint
 from roads.store.catalog import INDEX_SCHEMA, KEYS, UNDATED, FileEntry
@@ -95,6 +95,7 @@ class Written:
     entry: FileEntry
     shoes: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=KEYS))
     index: pl.DataFrame | None = None
+    durable: bool = True  # False: in place but not yet fsynced (the commit syncs it first)
 
     def to_json(self) -> dict[str, Any]:
         return {"entry": self.entry.to_json(), "shoes": self.shoes.rows(),
@@ -113,9 +114,13 @@ class Written:
 Preceding = tuple[str, str, str | None, dict[str, Any]]
 
 
-def write_part(root: Path, part: Part, source: str) -> Written:
+def write_part(root: Path, part: Part, source: str, durable: bool = True) -> Written:
     """Write one part file under ``root`` (whole or absent); nothing is journaled. Engines
-    that write where they run (Spark executors) call this and hand the result back."""
+    that write where they run (Spark executors) call this and hand the result back.
+
+    ``durable=False``: the file is not fsynced here; :meth:`Store.commit` syncs it (with the
+    run's other files, side by side) before it journals it. Until then it is a file no
+    event names, as after any crash before a commit."""
     meta = provenance(table=part.table, source=source, **part.metadata)
     frame = conform(part.frame, part.table)
     shoes, index = pl.DataFrame(schema=KEYS), None
@@ -126,10 +131,10 @@ def write_part(root: Path, part: Part, source: str) -> Written:
     else:
         digest = shoes_digest(frame)
         index = _compact(shoe_index_frame(frame))
-    sha, size = _write(root / part.path, frame, meta)
+    sha, size = _write(root / part.path, frame, meta, durable)
     faults.point("store:part-written")
     return Written(FileEntry(part.path, part.table, sha, size, frame.height, digest, part.day,
-                             source), shoes, index)
+                             source), shoes, index, durable)
 
 
 def _compact(frame: pl.DataFrame) -> pl.DataFrame:
@@ -214,17 +219,21 @@ class Store:
             finally:
                 fcntl.flock(fh, fcntl.LOCK_UN)
 
-    def write_parts(self, parts: Sequence[Part], source: str) -> list[Written]:
-        """Write part files side by side (each whole or absent); nothing is journaled yet."""
+    def write_parts(self, parts: Sequence[Part], source: str, durable: bool = True
+                    ) -> list[Written]:
+        """Write part files side by side (each whole or absent); nothing is journaled yet.
+        ``durable``: see :func:`write_part`."""
         if len(parts) == 1:
-            return [write_part(self.root, parts[0], source)]
-        return [f.result() for f in self.start_parts(parts, source)]
+            return [write_part(self.root, parts[0], source, durable)]
+        return [f.result() for f in self.start_parts(parts, source, durable)]
 
-    def start_parts(self, parts: Sequence[Part], source: str) -> list[Future[Written]]:
+    def start_parts(self, parts: Sequence[Part], source: str, durable: bool = True
+                    ) -> list[Future[Written]]:
         """:meth:`write_parts` in the background: the caller goes on (an ingest checks its
-        next bucket while this one's files are encoded, digested and synced)."""
+        next bucket while this one's files are encoded and digested). ``durable``: see
+        :func:`write_part`."""
         pool = _writers()
-        return [pool.submit(write_part, self.root, part, source) for part in parts]
+        return [pool.submit(write_part, self.root, part, source, durable) for part in parts]
 
     def commit(self, kind: str, written: Sequence[Written], payload: dict[str, Any],
                actor: str | None, table_id: str = SYSTEM, shoe_id: str | None = None,
@@ -240,6 +249,7 @@ class Store:
                    for w in written]
         body = {**payload, "files": [e.to_json() for e in entries],
                 **({"removed": list(removed)} if removed else {})}
+        sync_all(self.root / w.entry.path for w in written if not w.durable)
         with self.journal.transaction() as tx:
             for kind_before, table_before, shoe_before, payload_before in before:
                 tx.append(kind_before, table_before, shoe_before, payload_before, actor)
@@ -457,11 +467,12 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _write(path: Path, frame: pl.DataFrame, meta: dict[str, str]) -> tuple[str, int]:
+def _write(path: Path, frame: pl.DataFrame, meta: dict[str, str], durable: bool = True
+           ) -> tuple[str, int]:
     """One part file, published atomically; returns its SHA-256 and size. polars' writer
     encodes the columns in parallel (half the time of a pyarrow writer here) and keeps the
     Enum types; the bytes are hashed in memory before they are written, so the file is
-    never read back."""
+    never read back. ``durable=False``: no fsync (see :func:`write_part`)."""
     buffer = io.BytesIO()
     frame.write_parquet(buffer, compression=COMPRESSION, compression_level=COMPRESSION_LEVEL,
                         statistics=True, metadata=meta)
@@ -472,10 +483,12 @@ def _write(path: Path, frame: pl.DataFrame, meta: dict[str, str]) -> tuple[str, 
     try:
         with open(tmp, "wb") as fh:
             fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
         os.replace(tmp, path)
-        fsync_dir(path.parent)
+        if durable:
+            fsync_dir(path.parent)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

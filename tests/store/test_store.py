@@ -186,3 +186,39 @@ def test_engine_runs_go_through_the_catalogue(tmp_path: Path) -> None:
     assert len(files) == 2 and store.read.coups().height == coups
     [event] = store.journal.of_kinds(("files_published",))
     assert sorted(f["path"] for f in event.payload["files"]) == sorted(files)
+
+
+def test_an_ingest_makes_every_part_durable_before_its_commit_journals_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Import parts are written without an fsync each (they are synced side by side at the
+    commit): the commit must sync every one of them before its event exists."""
+    import roads.files
+    import roads.store.store as store_module
+
+    synced: list[Path] = []
+    real = roads.files._fsync_file
+
+    def recording(path: Path) -> None:
+        synced.append(path)
+        real(path)
+
+    monkeypatch.setattr(roads.files, "_fsync_file", recording)
+    journaled: list[int] = []  # how many files were synced when the event was appended
+    real_record = store_module.catalog.record
+
+    def record(*args: object, **kwargs: object) -> None:
+        journaled.append(len(synced))
+        real_record(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store_module.catalog, "record", record)
+    source = tmp_path / "export.csv"
+    source.write_text("table,shoe,coup,result,dealt_at\n"
+                      + "".join(f"T{t},S{s},{c},B,2026-0{s}-01T10:0{c}:00Z\n"
+                                for t in (1, 2) for s in (1, 2) for c in (1, 2, 3)))
+    store = Store.create(tmp_path / "store")
+    ingest([source], store, ReadOptions(), get_rules("standard-8"))
+    from roads.store import catalog
+
+    parts = {store.root / f.path for f in catalog.files(store.journal.reader())}
+    assert len(parts) == 4  # coups and shoes, two days
+    assert set(synced) == parts and journaled == [len(synced)]
