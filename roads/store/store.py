@@ -32,7 +32,7 @@ import os
 import uuid
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -48,7 +48,7 @@ from roads.schema import SCHEMA_VERSION, SHOE_KEY, conform, provenance, shoe_run
 from roads.store import catalog, checkpoint
 from roads.store.catalog import INDEX_SCHEMA, KEYS, UNDATED, FileEntry
 from roads.store.digest import combine, shoe_digests, shoes_digest
-from roads.store.journal import SYSTEM, Event, Journal
+from roads.store.journal import SYSTEM, Event, Journal, bulk_cache
 from roads.store.journaled import shoe_frames
 from roads.store.layout import data_files, part_name, relative_path, temporary_files
 from roads.store.read import Reader
@@ -169,6 +169,10 @@ def shoe_index_frame(shoes: pl.DataFrame) -> pl.DataFrame:
         pl.col("ended_at").dt.to_string(iso), pl.col("source").cast(pl.String))
 
 
+#: Catalogue rows from which a commit takes a large page cache (a seal records a few).
+BULK_ROWS = 2000
+
+
 class Store:
     """One store directory. Open an existing one with :meth:`open`, make one with
     :meth:`create` (only writing commands do)."""
@@ -250,7 +254,9 @@ class Store:
         body = {**payload, "files": [e.to_json() for e in entries],
                 **({"removed": list(removed)} if removed else {})}
         sync_all(self.root / w.entry.path for w in written if not w.durable)
-        with self.journal.transaction() as tx:
+        rows = sum(w.shoes.height + (0 if w.index is None else w.index.height) for w in written)
+        with (bulk_cache(self.journal.connection()) if rows > BULK_ROWS else nullcontext()), \
+                self.journal.transaction() as tx:
             for kind_before, table_before, shoe_before, payload_before in before:
                 tx.append(kind_before, table_before, shoe_before, payload_before, actor)
             if before:

@@ -222,3 +222,29 @@ def test_an_ingest_makes_every_part_durable_before_its_commit_journals_it(
     parts = {store.root / f.path for f in catalog.files(store.journal.reader())}
     assert len(parts) == 4  # coups and shoes, two days
     assert set(synced) == parts and journaled == [len(synced)]
+
+
+def test_a_bulk_commit_takes_a_large_page_cache_and_gives_it_back(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every connection keeps a small page cache (a server has dozens); only a bulk commit's
+    transaction takes the large one, and the connection returns to the small one after."""
+    import roads.store.store as store_module
+    from roads.store.journal import BULK_CACHE_KIB, CACHE_KIB
+
+    during: list[int] = []
+    real_record = store_module.catalog.record
+
+    def record(db: object, *args: object, **kwargs: object) -> None:
+        during.append(db.execute("PRAGMA cache_size").fetchone()[0])  # type: ignore[attr-defined]
+        real_record(db, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store_module, "BULK_ROWS", 3)
+    monkeypatch.setattr(store_module.catalog, "record", record)
+    store = Store.create(tmp_path / "store")
+    write_simulation(Simulation(get_rules("standard-8"), shoes=4, seed=3), store)  # bulk
+    floor = Floor(tmp_path / "store")
+    floor.open_shoe("T1", "S1")
+    floor.coup("T1", "B")
+    floor.close("T1")  # a seal: two catalogue rows
+    assert during == [-BULK_CACHE_KIB, -CACHE_KIB]
+    assert store.journal.connection().execute("PRAGMA cache_size").fetchone()[0] == -CACHE_KIB
