@@ -132,6 +132,9 @@ def serve(root: Path, site: SiteConfig, host: str, port: int, workers: int,
     gc.collect()  # the preparation's connections close here, before any fork
     if (held := open_store_files(root)):
         raise RuntimeError(f"store files open before forking the workers: {held}")
+    # The loaded code's objects out of the collector's reach: a worker's collections would
+    # otherwise write to every one of them and copy the pages it shares with the parent.
+    gc.freeze()
     jobs: dict[str, Callable[[], None]] = {
         f"worker {i + 1}": (lambda: _run_worker(sock, root, site, registry))
         for i in range(workers)}
