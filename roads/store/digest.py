@@ -152,13 +152,34 @@ def shoe_digests(coups: pl.DataFrame) -> pl.DataFrame:
         starts = np.flatnonzero(runs)
         keys = frame.select(*SHOE_KEY)[starts]
         tables, shoes = keys["table_id"].to_list(), keys["shoe_id"].to_list()
+    cuts = np.r_[starts, frame.height]
+    digests: list[str] = []
+    first = 0
+    while first < len(starts):  # whole shoes of about DIGEST_ROWS rows at a time
+        last = max(first + 1, int(np.searchsorted(cuts, cuts[first] + DIGEST_ROWS, "right")) - 1)
+        last = min(last, len(starts))
+        lo, hi = int(cuts[first]), int(cuts[last])
+        digests += _digest_shoes(frame.slice(lo, hi - lo), fields.slice(lo, hi - lo),
+                                 tables[first:last], shoes[first:last], cuts[first:last + 1] - lo)
+        first = last
+    return keys.with_columns(pl.Series("digest", digests, dtype=pl.String))
+
+
+#: Rows whose records are built at a time (whole shoes): an engine batch of 600,000 coups
+#: digested whole held 30 MB of records and texts on each writer thread. Not below
+#: COMPILED_FROM, or the compiled slot filler would never run.
+DIGEST_ROWS = 262_144
+
+
+def _digest_shoes(frame: pl.DataFrame, fields: pl.DataFrame, tables: list[str],
+                  shoes: list[str], cuts: np.ndarray) -> list[str]:
+    """The digests of whole shoes whose rows ``cuts`` delimits (``frame`` holds them)."""
     rec, who = coup_records(frame, fields)
     raw = memoryview(rec.view(np.uint8).data)
     text = memoryview(who.fill_null("").str.join("").item().encode()
                       if who.null_count() < len(who) else b"")
     lengths = fields["entered_by_bytes"].to_numpy().astype(np.int64)
     lengths[lengths == NULL_TEXT] = 0
-    cuts = np.r_[starts, frame.height]
     text_ends = np.r_[0, np.cumsum(lengths)][cuts].tolist()
     size = RECORD.itemsize
     bounds = cuts.tolist()
@@ -169,7 +190,7 @@ def shoe_digests(coups: pl.DataFrame) -> pl.DataFrame:
         h.update(raw[bounds[i] * size: bounds[i + 1] * size])
         h.update(text[text_ends[i]: text_ends[i + 1]])
         digests.append(h.hexdigest())
-    return keys.with_columns(pl.Series("digest", digests, dtype=pl.String))
+    return digests
 
 
 def leaf(table_id: str, shoe_id: str, digest: str) -> str:

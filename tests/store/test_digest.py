@@ -7,6 +7,7 @@ import hashlib
 import struct
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from unittest.mock import patch
 
 import numpy as np
 import polars as pl
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 
 from roads.cards import CARD_CODES
 from roads.schema import ENTRY_METHODS, SOURCES, conform
+from roads.store import digest
 from roads.store.digest import coups_digest, shoe_digests, shoes_digest
 
 
@@ -87,9 +89,7 @@ coup = st.fixed_dictionaries({
 })
 
 
-@settings(max_examples=150, deadline=None)
-@given(st.lists(coup, min_size=1, max_size=40))
-def test_the_digest_is_what_its_definition_says(draws: list[dict[str, Any]]) -> None:
+def _frame(draws: list[dict[str, Any]]) -> tuple[pl.DataFrame, list[dict[str, Any]]]:
     rows: list[dict[str, Any]] = []
     numbers: dict[tuple[str, str], int] = {}
     for d in draws:
@@ -100,6 +100,13 @@ def test_the_digest_is_what_its_definition_says(draws: list[dict[str, Any]]) -> 
     frame = conform(pl.DataFrame(rows, schema_overrides={
         "player_cards": pl.List(pl.String), "banker_cards": pl.List(pl.String),
         "dealt_at": pl.Datetime("us", "UTC")}, infer_schema_length=None), "coups")
+    return frame, rows
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(coup, min_size=1, max_size=40))
+def test_the_digest_is_what_its_definition_says(draws: list[dict[str, Any]]) -> None:
+    frame, rows = _frame(draws)
     shoes, table = reference(rows)
     ours = {(t, s): d for t, s, d in shoe_digests(frame.sample(fraction=1.0, shuffle=True,
                                                                seed=1)).iter_rows()}
@@ -168,3 +175,18 @@ def test_the_compiled_and_the_numpy_slot_fillers_write_the_same_bytes(
     _slot_kernel()(offsets, flat, null, compiled, 2)
     _fill_slots_numpy(offsets, flat, null, vectorised, 2)
     assert np.array_equal(compiled, vectorised)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(coup, min_size=1, max_size=40), st.integers(1, 12))
+def test_shoes_digested_a_slice_at_a_time_get_the_same_digests(
+        draws: list[dict[str, Any]], rows_at_a_time: int) -> None:
+    """A large frame's records are built for whole shoes of about DIGEST_ROWS rows at a
+    time: the digests must be the definition's whatever the slice size."""
+    frame, rows = _frame(draws)
+    shoes, _ = reference(rows)
+    ordered = frame.sort("table_id", "shoe_id", "coup")
+    with patch.object(digest, "DIGEST_ROWS", rows_at_a_time):
+        for one in (ordered, frame):
+            got = {(t, s): d for t, s, d in shoe_digests(one).iter_rows()}
+            assert got == shoes
