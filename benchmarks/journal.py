@@ -54,8 +54,10 @@ def main() -> None:
         service = TableService(store, committer=committer)
         dealer = Actor.user("dealer", "dealer")
         shoes = {t: 1 for t in range(TABLES)}
+        _warm_up(service, dealer)
         for t in range(TABLES):
             service.open_shoe(dealer, f"T{t}", "S1")
+            service.table_state(f"T{t}")
         locks = {t: threading.Lock() for t in range(TABLES)}
         stop = threading.Event()
         readers = [subprocess.Popen([sys.executable, "-c", READER, str(journal.path)],
@@ -119,6 +121,15 @@ def main() -> None:
         print(f"closing and sealing a live shoe (~80 coups, file write, journal event, signed "
               f"checkpoint): median {sorted(seals)[2] * 1e3:.0f} ms, max {max(seals) * 1e3:.0f} ms"
               " (target < 50 ms)")
+
+
+def _warm_up(service: TableService, dealer: Actor) -> None:
+    """What a server worker loads before its first request (``dashboard.app.warm_up``): the
+    boards' kernels and what a seal imports, so the figure is the journal's, not imports'."""
+    service.open_shoe(dealer, "W", "W1")
+    service.enter_coup(dealer, "W", CoupEntry(outcome="B", method="keypad"))
+    service.table_state("W")
+    service.close_shoe(dealer, "W")
 
 
 def _shoe(seed: int) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:

@@ -127,7 +127,15 @@ def canonical(data: Any) -> str:
 
 def body_digest(at: str, kind: str, actor: str | None, payload: dict[str, Any]) -> str:
     """SHA-256 of an event's body: its time, kind, actor and payload."""
-    body = canonical({"at": at, "kind": kind, "actor": actor, "payload": payload})
+    return canonical_body_digest(at, kind, actor, canonical(payload))
+
+
+def canonical_body_digest(at: str, kind: str, actor: str | None, payload: str) -> str:
+    """:func:`body_digest` of a payload already in canonical JSON: the body is spelled out
+    around it, keys in sorted order, exactly as :func:`canonical` writes the whole body
+    (an append encodes its payload once, for the digest and the row)."""
+    body = (f'{{"actor":{canonical(actor)},"at":{canonical(at)},"kind":{canonical(kind)},'
+            f'"payload":{payload}}}')
     return hashlib.sha256(body.encode()).hexdigest()
 
 
@@ -237,6 +245,14 @@ class Transaction:
         ).fetchone()
         return None if r is None else _event(r)
 
+    def since(self, seq: int, kinds: Sequence[str]) -> list[Event]:
+        """Events of ``kinds`` after sequence ``seq``, in order (what a cache kept beside
+        the journal has not seen yet)."""
+        rows = self.db.execute(f"{_SELECT} WHERE seq > ? AND kind IN "
+                               f"({','.join('?' * len(kinds))}) ORDER BY seq",
+                               (seq, *kinds)).fetchall()
+        return [_event(r) for r in rows]
+
     def exists(self, table_id: str, shoe_id: str, kind: str) -> bool:
         return self.db.execute(
             "SELECT 1 FROM events WHERE table_id = ? AND shoe_id = ? AND kind = ? LIMIT 1",
@@ -250,11 +266,13 @@ class Transaction:
             raise JournalError("a journal event needs a table_id")
         self.seq += 1
         at = now_utc()
-        digest = event_hash(self.prev, self.seq, at, kind, table_id, shoe_id, actor, payload)
+        text = canonical(payload)
+        digest = link_hash(self.prev, self.seq, table_id, shoe_id,
+                           canonical_body_digest(at, kind, actor, text))
         self.db.execute(
             "INSERT INTO events(seq, at, kind, table_id, shoe_id, actor, payload, prev_hash, "
             "hash) VALUES (?,?,?,?,?,?,?,?,?)",
-            (self.seq, at, kind, table_id, shoe_id, actor, canonical(payload), self.prev, digest))
+            (self.seq, at, kind, table_id, shoe_id, actor, text, self.prev, digest))
         event = Event(self.seq, at, kind, table_id, shoe_id, actor, payload, self.prev, digest)
         self.prev = digest
         return event

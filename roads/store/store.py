@@ -237,15 +237,15 @@ class Store:
                    for w in written]
         body = {**payload, "files": [e.to_json() for e in entries],
                 **({"removed": list(removed)} if removed else {})}
+        rows = catalog.shoe_rows(entries, {w.entry.path: w.shoes for w in written},
+                                 {w.entry.path: w.index for w in written if w.index is not None})
         with self.journal.transaction() as tx:
             for kind_before, table_before, shoe_before, payload_before in before:
                 tx.append(kind_before, table_before, shoe_before, payload_before, actor)
             if before:
                 faults.point("store:committing")  # inside the transaction: rolled back
             event = tx.append(kind, table_id, shoe_id, body, actor)
-            catalog.record(tx.db, event.seq, event.at, entries,
-                           {w.entry.path: w.shoes for w in written}, removed,
-                           {w.entry.path: w.index for w in written if w.index is not None})
+            catalog.record(tx.db, event.seq, event.at, entries, rows, removed)
         faults.point("store:committed")
         if sign:
             self.checkpoint()
