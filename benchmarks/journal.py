@@ -75,8 +75,8 @@ def main() -> None:
                         continue
                 done += 1
                 if event.payload["coup"] >= 80:
-                    with locks[t]:
-                        if service.table_state(f"T{t}").shoe_id == event.shoe_id:
+                    with locks[t]:  # the first of the table's entry points there changes it
+                        if event.shoe_id == f"S{shoes[t]}":
                             service.close_shoe(dealer, f"T{t}")
                             shoes[t] += 1
                             service.open_shoe(dealer, f"T{t}", f"S{shoes[t]}")
