@@ -93,14 +93,19 @@ def _forget(db: sqlite3.Connection, paths: Sequence[str]) -> None:
                        (_paths(paths),))
 
 
+#: Up to this many shoe rows a file event sorts them in Python: a seal adds two rows, and
+#: polars' concatenation, deduplication and sort cost a millisecond for them.
+SMALL = 512
+
+
 @dataclass(frozen=True, slots=True)
 class ShoeRows:
     """The rows a file event adds to ``catalog_shoes`` and ``shoe_index``, in key order
     (appends to the B-trees rather than inserts all over them), sorted before the event's
     transaction begins: every other writer waits while it is held."""
 
-    shoes: pl.DataFrame
-    index: pl.DataFrame
+    shoes: Iterable[tuple[Any, ...]]
+    index: Iterable[tuple[Any, ...]]
 
 
 def shoe_rows(added: Sequence[FileEntry], shoes: dict[str, pl.DataFrame],
@@ -114,16 +119,21 @@ def shoe_rows(added: Sequence[FileEntry], shoes: dict[str, pl.DataFrame],
                  if p in paths}))
 
 
-def _sorted(frames: dict[str, pl.DataFrame], path_at: int = 2) -> pl.DataFrame:
-    """Every added file's rows with its path inserted at ``path_at``, once each, sorted."""
-    tagged = [f.with_columns(pl.lit(p).alias("path")) for p, f in frames.items()
-              if not f.is_empty()]
-    if not tagged:
-        return pl.DataFrame()
-    whole = pl.concat(tagged).unique(subset=["table_id", "shoe_id", "path"], keep="first")
+def _sorted(frames: dict[str, pl.DataFrame], path_at: int = 2) -> Iterable[tuple[Any, ...]]:
+    """Every added file's rows (``table_id``, ``shoe_id`` first) with its path inserted at
+    ``path_at``, once each, sorted; streamed from polars when there are many."""
+    tagged = {p: f for p, f in frames.items() if not f.is_empty()}
+    if sum(f.height for f in tagged.values()) <= SMALL:
+        rows: dict[tuple[str, str, str], tuple[Any, ...]] = {}
+        for path, frame in tagged.items():
+            for r in frame.iter_rows():
+                rows.setdefault((r[0], r[1], path), (*r[:path_at], path, *r[path_at:]))
+        return [rows[key] for key in sorted(rows)]
+    whole = pl.concat([f.with_columns(pl.lit(p).alias("path")) for p, f in tagged.items()]
+                      ).unique(subset=["table_id", "shoe_id", "path"], keep="first")
     columns = [c for c in whole.columns if c != "path"]
     columns.insert(path_at, "path")
-    return whole.sort("table_id", "shoe_id", "path").select(columns)
+    return whole.sort("table_id", "shoe_id", "path").select(columns).iter_rows()
 
 
 def record(db: sqlite3.Connection, seq: int, at: str, added: Sequence[FileEntry],
@@ -137,10 +147,8 @@ def record(db: sqlite3.Connection, seq: int, at: str, added: Sequence[FileEntry]
     db.executemany("INSERT OR REPLACE INTO catalog VALUES (?,?,?,?,?,?,?,?,?,?)",
                    [(f.path, f.table, f.sha256, f.bytes, f.rows, f.content, f.day, f.source,
                      seq, f.kept_since or at) for f in added])
-    db.executemany("INSERT OR IGNORE INTO catalog_shoes VALUES (?,?,?)",
-                   rows.shoes.iter_rows())
-    db.executemany("INSERT OR IGNORE INTO shoe_index VALUES (?,?,?,?,?,?,?,?,?)",
-                   rows.index.iter_rows())
+    db.executemany("INSERT OR IGNORE INTO catalog_shoes VALUES (?,?,?)", rows.shoes)
+    db.executemany("INSERT OR IGNORE INTO shoe_index VALUES (?,?,?,?,?,?,?,?,?)", rows.index)
 
 
 _COLUMNS = "path, tbl, sha256, bytes, rows, content, day, source, kept_since"
