@@ -8,7 +8,9 @@ points per table; every coup is checked by the live validator against its shoe; 
 closes and seals its shoe after 80 coups and opens the next, as a real table does; ten reader
 processes keep reading the newest events of random tables every 10 ms, as screens polling
 through other server workers do (tight-loop readers on this 2-core machine measure CPU
-starvation, not the journal).
+starvation, not the journal). Before the clock starts the service warms up as a server
+worker does (the boards' kernels, and one seal for what sealing imports), so the figure is
+the journal's, not first-use imports'.
 """
 
 from __future__ import annotations
