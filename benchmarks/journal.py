@@ -8,7 +8,9 @@ points per table; every coup is checked by the live validator against its shoe; 
 closes and seals its shoe after 80 coups and opens the next, as a real table does; ten reader
 processes keep reading the newest events of random tables every 10 ms, as screens polling
 through other server workers do (tight-loop readers on this 2-core machine measure CPU
-starvation, not the journal).
+starvation, not the journal). Before the clock starts the service warms up as a server
+worker does (the boards' kernels, and one seal for what sealing imports), so the figure is
+the journal's, not first-use imports'.
 """
 
 from __future__ import annotations
@@ -54,8 +56,10 @@ def main() -> None:
         service = TableService(store, committer=committer)
         dealer = Actor.user("dealer", "dealer")
         shoes = {t: 1 for t in range(TABLES)}
+        _warm_up(service, dealer)
         for t in range(TABLES):
             service.open_shoe(dealer, f"T{t}", "S1")
+            service.table_state(f"T{t}")
         locks = {t: threading.Lock() for t in range(TABLES)}
         stop = threading.Event()
         readers = [subprocess.Popen([sys.executable, "-c", READER, str(journal.path)],
@@ -73,8 +77,8 @@ def main() -> None:
                         continue
                 done += 1
                 if event.payload["coup"] >= 80:
-                    with locks[t]:
-                        if service.table_state(f"T{t}").shoe_id == event.shoe_id:
+                    with locks[t]:  # the first of the table's entry points there changes it
+                        if event.shoe_id == f"S{shoes[t]}":
                             service.close_shoe(dealer, f"T{t}")
                             shoes[t] += 1
                             service.open_shoe(dealer, f"T{t}", f"S{shoes[t]}")
@@ -119,6 +123,15 @@ def main() -> None:
         print(f"closing and sealing a live shoe (~80 coups, file write, journal event, signed "
               f"checkpoint): median {sorted(seals)[2] * 1e3:.0f} ms, max {max(seals) * 1e3:.0f} ms"
               " (target < 50 ms)")
+
+
+def _warm_up(service: TableService, dealer: Actor) -> None:
+    """What a server worker loads before its first request (``dashboard.app.warm_up``): the
+    boards' kernels and what a seal imports, so the figure is the journal's, not imports'."""
+    service.open_shoe(dealer, "W", "W1")
+    service.enter_coup(dealer, "W", CoupEntry(outcome="B", method="keypad"))
+    service.table_state("W")
+    service.close_shoe(dealer, "W")
 
 
 def _shoe(seed: int) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:

@@ -142,12 +142,16 @@ def canonical_fields(entry: CoupEntry) -> dict[str, Any]:
 
 def check_coup(entry: CoupEntry, shoe: ShoeContext, now: datetime | None = None,
                tolerance: timedelta = bounds.DEALT_AT_TOLERANCE,
-               number: int | None = None) -> dict[str, Any]:
+               number: int | None = None,
+               fields: dict[str, Any] | None = None) -> dict[str, Any]:
     """The canonical fields of a coup entered into ``shoe`` (coup number, source, method and
     ``dealt_at`` included), or :class:`EntryError`: impossible by itself, beyond what the
     shoe can hold, a card the shoe has run out of, or dealt outside the shoe's journal time.
-    """
-    fields = canonical_fields(entry)
+
+    ``fields``: :func:`canonical_fields` of ``entry`` when the caller has them already (the
+    live service checks a coup on its own before it takes the journal's write lock, and
+    only the shoe-dependent checks inside it)."""
+    fields = canonical_fields(entry) if fields is None else fields
     number = shoe.coups + 1 if number is None else number
     if problem := bounds.coup_number_problem(number, shoe.decks):
         raise EntryError("coup", problem)

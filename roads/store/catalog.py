@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import date
 from typing import Any
@@ -93,26 +93,52 @@ def _forget(db: sqlite3.Connection, paths: Sequence[str]) -> None:
                        (_paths(paths),))
 
 
-def _rows(frames: dict[str, pl.DataFrame], path_at: int) -> Iterator[tuple[Any, ...]]:
-    """The rows of every added file's frame with its path inserted at ``path_at``, in key
-    order (appends to the B-trees rather than inserts all over them), streamed."""
-    tagged = [f.with_columns(pl.lit(p).alias("path")) for p, f in frames.items()
-              if not f.is_empty()]
-    if not tagged:
-        return iter(())
-    whole = pl.concat(tagged).unique(subset=["table_id", "shoe_id", "path"], keep="first")
+#: Up to this many shoe rows a file event sorts them in Python: a seal adds two rows, and
+#: polars' concatenation, deduplication and sort cost a millisecond for them.
+SMALL = 512
+
+
+@dataclass(frozen=True, slots=True)
+class ShoeRows:
+    """The rows a file event adds to ``catalog_shoes`` and ``shoe_index``, in key order
+    (appends to the B-trees rather than inserts all over them), sorted before the event's
+    transaction begins: every other writer waits while it is held."""
+
+    shoes: Iterable[tuple[Any, ...]]
+    index: Iterable[tuple[Any, ...]]
+
+
+def shoe_rows(added: Sequence[FileEntry], shoes: dict[str, pl.DataFrame],
+              index: dict[str, pl.DataFrame] | None = None) -> ShoeRows:
+    """``shoes``: the (table_id, shoe_id) of each added coups file; ``index``: the shoe
+    rows (:data:`INDEX_SCHEMA`) of each added shoes file."""
+    paths = {f.path for f in added}
+    return ShoeRows(
+        _sorted({p: f.select("table_id", "shoe_id") for p, f in shoes.items() if p in paths}),
+        _sorted({p: f.select(*INDEX_COLUMNS) for p, f in (index or {}).items()
+                 if p in paths}))
+
+
+def _sorted(frames: dict[str, pl.DataFrame], path_at: int = 2) -> Iterable[tuple[Any, ...]]:
+    """Every added file's rows (``table_id``, ``shoe_id`` first) with its path inserted at
+    ``path_at``, once each, sorted; streamed from polars when there are many."""
+    tagged = {p: f for p, f in frames.items() if not f.is_empty()}
+    if sum(f.height for f in tagged.values()) <= SMALL:
+        rows: dict[tuple[str, str, str], tuple[Any, ...]] = {}
+        for path, frame in tagged.items():
+            for r in frame.iter_rows():
+                rows.setdefault((r[0], r[1], path), (*r[:path_at], path, *r[path_at:]))
+        return [rows[key] for key in sorted(rows)]
+    whole = pl.concat([f.with_columns(pl.lit(p).alias("path")) for p, f in tagged.items()]
+                      ).unique(subset=["table_id", "shoe_id", "path"], keep="first")
     columns = [c for c in whole.columns if c != "path"]
     columns.insert(path_at, "path")
     return whole.sort("table_id", "shoe_id", "path").select(columns).iter_rows()
 
 
 def record(db: sqlite3.Connection, seq: int, at: str, added: Sequence[FileEntry],
-           shoes: dict[str, pl.DataFrame], removed: Sequence[str] = (),
-           index: dict[str, pl.DataFrame] | None = None) -> None:
-    """Apply one file event to the derived tables (inside the event's transaction).
-
-    ``shoes``: the (table_id, shoe_id) of each added coups file; ``index``: the shoe rows
-    (:data:`INDEX_SCHEMA`) of each added shoes file."""
+           rows: ShoeRows, removed: Sequence[str] = ()) -> None:
+    """Apply one file event to the derived tables (inside the event's transaction)."""
     replaced = [r[0] for r in db.execute(
         "SELECT path FROM catalog WHERE path IN (SELECT value FROM json_each(?))",
         (_paths(f.path for f in added),))]
@@ -121,11 +147,8 @@ def record(db: sqlite3.Connection, seq: int, at: str, added: Sequence[FileEntry]
     db.executemany("INSERT OR REPLACE INTO catalog VALUES (?,?,?,?,?,?,?,?,?,?)",
                    [(f.path, f.table, f.sha256, f.bytes, f.rows, f.content, f.day, f.source,
                      seq, f.kept_since or at) for f in added])
-    paths = {f.path for f in added}
-    db.executemany("INSERT OR IGNORE INTO catalog_shoes VALUES (?,?,?)", _rows(
-        {p: f.select("table_id", "shoe_id") for p, f in shoes.items() if p in paths}, 2))
-    db.executemany("INSERT OR IGNORE INTO shoe_index VALUES (?,?,?,?,?,?,?,?,?)", _rows(
-        {p: f.select(*INDEX_COLUMNS) for p, f in (index or {}).items() if p in paths}, 2))
+    db.executemany("INSERT OR IGNORE INTO catalog_shoes VALUES (?,?,?)", rows.shoes)
+    db.executemany("INSERT OR IGNORE INTO shoe_index VALUES (?,?,?,?,?,?,?,?,?)", rows.index)
 
 
 _COLUMNS = "path, tbl, sha256, bytes, rows, content, day, source, kept_since"

@@ -254,17 +254,18 @@ class Store:
         body = {**payload, "files": [e.to_json() for e in entries],
                 **({"removed": list(removed)} if removed else {})}
         sync_all(self.root / w.entry.path for w in written if not w.durable)
-        rows = sum(w.shoes.height + (0 if w.index is None else w.index.height) for w in written)
-        with (bulk_cache(self.journal.connection()) if rows > BULK_ROWS else nullcontext()), \
+        rows = catalog.shoe_rows(entries, {w.entry.path: w.shoes for w in written},
+                                 {w.entry.path: w.index for w in written if w.index is not None})
+        bulk = sum(w.shoes.height + (0 if w.index is None else w.index.height)
+                   for w in written) > BULK_ROWS
+        with (bulk_cache(self.journal.connection()) if bulk else nullcontext()), \
                 self.journal.transaction() as tx:
             for kind_before, table_before, shoe_before, payload_before in before:
                 tx.append(kind_before, table_before, shoe_before, payload_before, actor)
             if before:
                 faults.point("store:committing")  # inside the transaction: rolled back
             event = tx.append(kind, table_id, shoe_id, body, actor)
-            catalog.record(tx.db, event.seq, event.at, entries,
-                           {w.entry.path: w.shoes for w in written}, removed,
-                           {w.entry.path: w.index for w in written if w.index is not None})
+            catalog.record(tx.db, event.seq, event.at, entries, rows, removed)
         faults.point("store:committed")
         if sign:
             self.checkpoint()

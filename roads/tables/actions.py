@@ -10,18 +10,18 @@ these; everything else calls the service.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from roads.errors import InputError
 from roads.ingest import bounds
-from roads.ingest.entry import CoupEntry, EntryError, ShoeContext, canonical_fields, check_coup
+from roads.ingest.entry import CoupEntry, EntryError, canonical_fields, check_coup
 from roads.rules import RuleSet
 from roads.schema import same_coup
 from roads.store.journal import Action, Event, Transaction
+from roads.tables.open_shoes import OpenShoes
 
 
 class LiveError(InputError):
@@ -72,48 +72,6 @@ def open_shoe(table_id: str, shoe_id: str, rules: RuleSet, actor: str, source: s
 
 
 @dataclass
-class ContextCache:
-    """Each open shoe's validator context, kept between coups so a coup does not re-read
-    its shoe; checked against the shoe's newest coup event every time (another process may
-    have written)."""
-
-    shoes: dict[tuple[str, str], tuple[int, ShoeContext]] = field(default_factory=dict)
-
-    def context(self, tx: Transaction, shoe: Event, last: Event | None) -> ShoeContext:
-        key = (shoe.table_id, shoe.shoe_id or "")
-        seq = last.seq if last is not None else shoe.seq
-        cached = self.shoes.get(key)
-        if cached is not None and cached[0] == seq:
-            return cached[1]
-        ctx = ShoeContext(int(shoe.payload.get("rule_set", {}).get("decks") or 8),
-                          datetime.fromisoformat(shoe.at).astimezone(UTC))
-        ctx.add(shoe.payload.get("burn_cards") or ())
-        for r in tx.db.execute(
-                "SELECT json_extract(payload, '$.player_cards'), "
-                "json_extract(payload, '$.banker_cards') FROM events WHERE table_id = ? AND "
-                "shoe_id = ? AND kind = 'coup_entered'", (shoe.table_id, shoe.shoe_id)):
-            for hand in r:
-                if hand:
-                    ctx.add(_cards(hand))
-        ctx.coups = int(last.payload["coup"]) if last is not None else 0
-        self.shoes[key] = (seq, ctx)
-        return ctx
-
-    def entered(self, key: tuple[str, str], event: Event, fields: dict[str, Any],
-                ctx: ShoeContext) -> None:
-        for side in ("player_cards", "banker_cards"):
-            if fields.get(side):
-                ctx.add(fields[side])
-        ctx.coups = int(fields["coup"])
-        self.shoes[key] = (event.seq, ctx)
-
-
-def _cards(text: str) -> list[str]:
-    value = json.loads(text)
-    return [str(c) for c in value] if isinstance(value, list) else []
-
-
-@dataclass
 class Posted:
     """What :func:`enter_coup` did: the event, and whether it is new."""
 
@@ -121,7 +79,7 @@ class Posted:
     created: bool = True
 
 
-def enter_coup(table_id: str, entry: CoupEntry, actor: str, cache: ContextCache,
+def enter_coup(table_id: str, entry: CoupEntry, actor: str, shoes: OpenShoes,
                posted: Posted, shoe_id: str | None = None, coup: int | None = None,
                tolerance: timedelta = bounds.DEALT_AT_TOLERANCE) -> Action:
     """Enter the next coup of the open shoe.
@@ -132,7 +90,11 @@ def enter_coup(table_id: str, entry: CoupEntry, actor: str, cache: ContextCache,
     content = canonical_fields(entry)  # impossible on its own: refused before the lock
 
     def action(tx: Transaction) -> Event:
-        if shoe_id is not None and coup is not None:
+        shoe = shoes.open_shoe(tx, table_id)
+        ctx = shoes.context(tx, shoe) if shoe is not None else None
+        if shoe_id is not None and coup is not None and not (
+                shoe is not None and ctx is not None and shoe.shoe_id == shoe_id
+                and coup > ctx.coups):  # past the open shoe's newest coup: none stored
             stored = tx.coup_entered(table_id, shoe_id, coup)
             if stored is not None:
                 if same_coup(stored.payload, content):
@@ -140,23 +102,20 @@ def enter_coup(table_id: str, entry: CoupEntry, actor: str, cache: ContextCache,
                     return stored
                 raise CoupConflict(f"coup {coup} of shoe {shoe_id} at table {table_id} is "
                                    "already stored with different content")
-        shoe = _open_shoe(tx, table_id)
-        if shoe is None:
+        if shoe is None or ctx is None:
             raise LiveError(f"table {table_id} has no open shoe")
         if shoe_id is not None and shoe.shoe_id != shoe_id:
             raise LiveError(f"shoe {shoe_id} is not open at table {table_id} "
                             f"(open: {shoe.shoe_id})")
-        last = tx.last(table_id, ("coup_entered",), shoe.shoe_id)
-        ctx = cache.context(tx, shoe, last)
         number = ctx.coups + 1
         if coup is not None and coup != number:
             raise LiveError(f"coup {coup} is out of order: the next coup of shoe "
                             f"{shoe.shoe_id} is {number}")
         if problem := bounds.coups_per_shoe_problem(number, ctx.decks):
             raise EntryError("coup", problem)
-        fields = check_coup(entry, ctx, tolerance=tolerance, number=number)
+        fields = check_coup(entry, ctx, tolerance=tolerance, number=number, fields=content)
         event = tx.append("coup_entered", table_id, shoe.shoe_id, fields, actor)
-        cache.entered((table_id, shoe.shoe_id or ""), event, fields, ctx)
+        shoes.appended(event)
         posted.event, posted.created = event, True
         return event
     return action

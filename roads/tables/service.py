@@ -24,7 +24,8 @@ from roads.rules import PRESETS, RulesError, RuleSet
 from roads.store import Event, Selection, Store
 from roads.store.journal import Action, GroupCommitter
 from roads.tables import actions
-from roads.tables.actions import ContextCache, LiveError, Posted
+from roads.tables.actions import LiveError, Posted
+from roads.tables.open_shoes import OpenShoes
 from roads.tables.policy import Actor, authorize
 from roads.tables.state import LiveTables, TableState, corrected_coups, coup_rows
 
@@ -57,7 +58,7 @@ class TableService:
         self.store = store
         self.journal = store.journal
         self.settings = settings or Settings()
-        self._contexts = ContextCache()
+        self._shoes = OpenShoes()  # each open shoe's validator state, versioned by the head
         self._committer = committer
         self.live = LiveTables(self.journal)  # the tables' states, kept event by event
 
@@ -84,7 +85,7 @@ class TableService:
         authorize(actor, "enter_coup", table_id)
         posted = Posted()
         event = self._run(actions.enter_coup(
-            table_id, entry, actor.name, self._contexts, posted, shoe_id, coup,
+            table_id, entry, actor.name, self._shoes, posted, shoe_id, coup,
             self.settings.tolerance))
         return event, posted.created
 

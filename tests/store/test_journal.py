@@ -2,20 +2,36 @@
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from roads.ingest.entry import CoupEntry
 from roads.store import Store
-from roads.store.journal import GENESIS, GroupCommitter, Journal, JournalError
+from roads.store.journal import (
+    GENESIS,
+    SYSTEM,
+    Action,
+    Event,
+    GroupCommitter,
+    Journal,
+    JournalError,
+    Transaction,
+    canonical,
+    canonical_body_digest,
+)
 from roads.tables import LiveError, TableService
 from tests.floor import DEALER, Floor
 
@@ -146,3 +162,56 @@ def test_sigkill_mid_write_keeps_every_acknowledged_coup(tmp_path: Path) -> None
 
     assert sorted(Store.open(path).read.coups().select("shoe_id", "coup").rows()) == \
         sorted(stored)
+
+
+def test_a_refused_action_takes_back_only_its_own_events_whenever_they_were_inserted(
+        tmp_path: Path) -> None:
+    """One shared commit: an action refused after appending — before its event reached
+    SQLite, or after a read inserted it — leaves no event; the others of the batch stay,
+    numbered without a gap."""
+    journal = Journal(tmp_path / "j.sqlite")
+    committer = GroupCommitter(journal)
+    gate = threading.Event()
+
+    def first(tx: Transaction) -> Event:  # holds the writer until the rest are queued
+        gate.wait()
+        return tx.append("login", SYSTEM, None, {"n": 0}, "a")
+
+    def good(n: int) -> Action:
+        return lambda tx: tx.append("login", SYSTEM, None, {"n": n}, "a")
+
+    def refused(read: bool) -> Action:
+        def action(tx: Transaction) -> Event:
+            tx.append("login", SYSTEM, None, {"n": -1}, "a")
+            if read:
+                tx.last(SYSTEM, ("login",))  # a read inserts what was appended
+            raise JournalError("refused after appending")
+        return action
+
+    futures = [committer.submit(first)]
+    futures += [committer.submit(a) for a in (good(1), refused(False), good(2),
+                                              refused(True), good(3))]
+    gate.set()
+    outcomes = []
+    for future in futures:
+        try:
+            outcomes.append(future.result().payload["n"])
+        except JournalError:
+            outcomes.append("refused")
+    committer.close()
+    assert outcomes == [0, 1, "refused", 2, "refused", 3]
+    assert [(e.seq, e.payload["n"]) for e in journal.events()] == \
+        [(1, 0), (2, 1), (3, 2), (4, 3)]
+    assert journal.verify().ok
+
+
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(),
+                    lambda inner: st.lists(inner, max_size=3)
+                    | st.dictionaries(st.text(max_size=5), inner, max_size=3), max_leaves=8),
+       st.none() | st.text(max_size=8), st.text(max_size=8))
+def test_an_appended_event_digests_its_body_as_canonical_json_of_the_whole(
+        payload: Any, actor: str | None, kind: str) -> None:
+    """The body digest spelled out around the payload's JSON is that of the whole body."""
+    whole = hashlib.sha256(canonical({"at": "t", "kind": kind, "actor": actor,
+                                      "payload": payload}).encode()).hexdigest()
+    assert canonical_body_digest("t", kind, actor, canonical(payload)) == whole

@@ -7,11 +7,14 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import polars as pl
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from roads.rules import get_rules
 from roads.simulate import Simulation, write_simulation
-from roads.store import Store
+from roads.store import Store, catalog
 from roads.store.verify import verify
 
 
@@ -65,3 +68,26 @@ def test_a_changed_catalogue_row_is_named(store: Store, table: str, change: str)
         db.execute(f"{change} WHERE table_id = ? AND shoe_id = ? AND path = ?",
                    (table_id, shoe_id, path))
     assert _problems(store) == [("catalogue", path)]
+
+
+_KEYS = st.tuples(st.sampled_from(["T1", "T2", "tå"]), st.sampled_from(["S1", "S2", "S10"]),
+                  st.integers(0, 9))
+
+
+@given(st.dictionaries(st.sampled_from(["coups/a", "coups/b", "shoes/c"]),
+                       st.lists(_KEYS, max_size=6), max_size=3))
+def test_a_small_file_event_lists_its_shoe_rows_as_a_large_one_does(
+        files: dict[str, list[tuple[str, str, int]]]) -> None:
+    """Sorted in Python (a seal's few rows) or by polars (an ingest's many), the rows a
+    file event adds to the shoe tables are the same, once each, in the same order."""
+    frames = {path: pl.DataFrame(rows, schema={"table_id": pl.String, "shoe_id": pl.String,
+                                               "coups": pl.Int64}, orient="row")
+              for path, rows in files.items()}
+    small = list(catalog._sorted(frames))
+    if not small:
+        return
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(catalog, "SMALL", 0)
+        assert list(catalog._sorted(frames)) == small
+    keys = [(t, s, p) for t, s, p, _ in small]
+    assert keys == sorted(set(keys))
