@@ -33,7 +33,7 @@ from dashboard.limits import RequestLimits, json_object
 from dashboard.pages import register, shell
 from dashboard.web import web_router
 from roads.auth import Auth
-from roads.board import Board
+from roads.board import Board, compiled_machine
 from roads.errors import InputError
 from roads.render import scoreboard_svg
 from roads.tomlfile import field_error
@@ -96,6 +96,7 @@ def warm_up() -> None:
         load_pem_private_key,
     )
 
+    compiled_machine()  # a short board alone would run as plain Python
     board = Board.from_outcomes("BPPTB")
     board.to_dict()
     scoreboard_svg(board, ask="both", window=26)

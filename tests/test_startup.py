@@ -94,7 +94,8 @@ def test_a_stamp_is_content_of_the_module_and_its_roads_imports(tmp_path: Path) 
 COUNT_KERNELS = """
 import json, sys
 import roads
-from roads.board import Board
+from roads.board import Board, compiled_machine
+compiled_machine()
 Board.from_outcomes("BBPPPBPBBTPBPPPPB")
 from numba.core.registry import CPUDispatcher
 compiled = loaded = 0
