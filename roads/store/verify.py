@@ -25,7 +25,7 @@ import hashlib
 import json
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,7 +37,7 @@ from roads.schema import COUPS, conform
 from roads.store import catalog, checkpoint
 from roads.store.catalog import KEYS, FileEntry
 from roads.store.digest import combine_leaves, coups_digest, leaf, shoe_digests, table_digest
-from roads.store.journal import FILE_KINDS, Event
+from roads.store.journal import FILE_KINDS
 from roads.store.layout import data_files, temporary_files
 from roads.store.store import shoe_index_frame
 
@@ -148,41 +148,55 @@ def cheap_problems(store: Store) -> list[dict[str, str]]:
 
 def verify(store: Store, deep: bool = False,
            progress: Callable[[int], object] | None = None) -> Report:
-    """Re-read every file and the journal; every problem found (see the module doc)."""
+    """Re-read every file and the journal; every problem found (see the module doc).
+
+    The work that waits on the disk or runs in C goes to two threads from the start, beside
+    the journal's checks in Python: every file's SHA-256 (from the catalogue's list, before
+    the journal's own list is replayed), the catalogue's shoe tables, and the sealed shoes
+    against their journal events. Problems are reported in the same order whatever finishes
+    first."""
     report = Report()
     journal = store.journal
-    chain = journal.verify()
-    report.events = chain.events
-    if not chain.ok:
-        report.add("chain", f"event {chain.first_bad_seq}", chain.reason or "chain broken")
-    _checkpoints(store, report)
     db = journal.connection()
-    entries = catalog.files(db)
-    replayed = catalog.replay(journal.of_kinds(FILE_KINDS))
-    derived = {e.path: e for e in entries}
-    for path in sorted(set(replayed) | set(derived)):
-        a, b = replayed.get(path), derived.get(path)
-        if a is None or b is None or a.sha256 != b.sha256 or a.rows != b.rows:
-            report.add("catalogue", path, "the catalogue and the journal's file events "
-                                          "disagree about this file")
-    entries = [replayed[p] for p in sorted(replayed)]
-    report.files = len(entries)
-    report.bytes = sum(e.bytes for e in entries)
-    report.coups = sum(e.rows for e in entries if e.table == "coups")
+    listed_files = catalog.files(db)
 
-    def digest(entry: FileEntry) -> tuple[str, str | None]:
+    def digest(entry: FileEntry) -> str | None:
         path = store.root / entry.path
         found = _sha256(path) if path.is_file() else None
         if progress is not None:
             progress(entry.rows if entry.table == "coups" else 0)
-        return entry.path, found
+        return found
 
     with ThreadPoolExecutor(max_workers=2) as pool:
-        hashes = {p: h for p, h in pool.map(digest, entries) if h is not None}
-    intact = _present(store, entries, report, hashes)
-    _unaccounted(store, entries, report)
-    _held_twice(store, intact, report)
-    _sealed_against_journal(store, journal.of_kinds(("shoe_sealed",)), replayed, report)
+        hashing = {e.path: pool.submit(digest, e) for e in listed_files}
+        shoe_tables = pool.submit(_catalogue_shoe_tables, store)
+        sealed = pool.submit(_sealed_against_journal, store)
+        chain = journal.verify()
+        report.events = chain.events
+        if not chain.ok:
+            report.add("chain", f"event {chain.first_bad_seq}", chain.reason or "chain broken")
+        _checkpoints(store, report)
+        replayed = catalog.replay(journal.of_kinds(FILE_KINDS))
+        derived = {e.path: e for e in listed_files}
+        for path in sorted(set(replayed) | set(derived)):
+            a, b = replayed.get(path), derived.get(path)
+            if a is None or b is None or a.sha256 != b.sha256 or a.rows != b.rows:
+                report.add("catalogue", path, "the catalogue and the journal's file events "
+                                              "disagree about this file")
+        entries = [replayed[p] for p in sorted(replayed)]
+        report.files = len(entries)
+        report.bytes = sum(e.bytes for e in entries)
+        report.coups = sum(e.rows for e in entries if e.table == "coups")
+        for e in entries:  # files the journal names but the catalogue does not list
+            if e.path not in hashing:
+                hashing[e.path] = pool.submit(digest, e)
+        hashes = {p: h for p, f in hashing.items() if (h := f.result()) is not None}
+        intact = _present(store, entries, report, hashes)
+        _unaccounted(store, entries, report)
+        _held_twice(store, intact, report, pool, shoe_tables.result())
+        against_journal = sealed.result()
+    report.sealed_shoes = against_journal.sealed_shoes
+    report.problems += against_journal.problems
     if deep:
         _decode(store, intact, report)
     return report
@@ -212,23 +226,24 @@ def _sql_frame(db: Any, table: str, schema: dict[str, Any], where: str = "") -> 
                          for (c, t), a in zip(schema.items(), arrays, strict=True)])
 
 
-def _held_twice(store: Store, intact: list[FileEntry], report: Report) -> None:
+def _catalogue_shoe_tables(store: Store) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The catalogue's shoe list of every file and its shoe index, on this thread's own
+    reader."""
+    db = store.journal.reader()
+    return (_sql_frame(db, "catalog_shoes", _KEYS),
+            _sql_frame(db, "shoe_index", {**catalog.INDEX_SCHEMA, "path": pl.String}))
+
+
+def _held_twice(store: Store, intact: list[FileEntry], report: Report, pool: Executor,
+                shoe_tables: tuple[pl.DataFrame, pl.DataFrame]) -> None:
     """Files against the catalogue's shoe lists and shoe index; coups or shoe rows stored
     twice; imported copies of live shoes. Frames, not loops: one pass a file."""
     db = store.journal.connection()
     coups_files = [e for e in intact if e.table == "coups"]
     shoe_files = [e for e in intact if e.table == "shoes"]
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        # the catalogue's two shoe tables are fetched (each on its thread's own reader)
-        # while the files' keys are read
-        listed_later = pool.submit(lambda: _sql_frame(store.journal.reader(), "catalog_shoes",
-                                                      _KEYS))
-        indexed_later = pool.submit(lambda: _sql_frame(
-            store.journal.reader(), "shoe_index", {**catalog.INDEX_SCHEMA, "path": pl.String}
-        ) if shoe_files else None)
-        found = pl.concat([pl.DataFrame(schema=_KEYS), *pool.map(
-            lambda e: _keys(store, e), coups_files)])
-        listed, indexed_all = listed_later.result(), indexed_later.result()
+    found = pl.concat([pl.DataFrame(schema=_KEYS), *pool.map(
+        lambda e: _keys(store, e), coups_files)])
+    listed, indexed_all = shoe_tables
     listed = listed.filter(pl.col("path").is_in([e.path for e in coups_files]))
     differ = pl.concat([found.join(listed, on=list(_KEYS), how="anti"),
                         listed.join(found, on=list(_KEYS), how="anti")])
@@ -248,7 +263,7 @@ def _held_twice(store: Store, intact: list[FileEntry], report: Report) -> None:
                        f"coups of this shoe are stored in more than one file ({', '.join(paths)})")
     frames = [pl.read_parquet(store.root / e.path).with_columns(pl.lit(e.path).alias("path"))
               for e in shoe_files]
-    if frames and indexed_all is not None:
+    if frames:
         rows = pl.concat(frames, how="vertical_relaxed")
         mine = _index_of(frames)
         indexed = indexed_all.filter(pl.col("path").is_in([e.path for e in shoe_files]))
@@ -302,10 +317,12 @@ def entered_coups(db: Any) -> pl.DataFrame:
     return conform(coups, "coups")
 
 
-def _sealed_against_journal(store: Store, seals: list[Event], live: dict[str, FileEntry],
-                            report: Report) -> None:
-    """Each sealed shoe's journaled coups file content against its coup_entered events."""
+def _sealed_against_journal(store: Store) -> Report:
+    """Each sealed shoe's journaled coups file content against its coup_entered events (a
+    report of its own: it runs beside the other checks, on this thread's connection)."""
+    report = Report()
     db = store.journal.connection()
+    seals = store.journal.of_kinds(("shoe_sealed",))
     digests = {(t, s): d for t, s, d in shoe_digests(entered_coups(db)).iter_rows()}
     opened = {(r[0], r[1]) for r in db.execute(
         "SELECT table_id, shoe_id FROM events WHERE kind = 'shoe_opened'")}
@@ -324,6 +341,7 @@ def _sealed_against_journal(store: Store, seals: list[Event], live: dict[str, Fi
         if not files or files[0].get("content") != expected:
             report.add("differs from journal", f"{key[0]}/{key[1]}",
                        "the sealed file's coups are not the coups its journal events entered")
+    return report
 
 
 def _decode(store: Store, intact: list[FileEntry], report: Report) -> None:
