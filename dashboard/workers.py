@@ -7,10 +7,11 @@ connections, keeps its own read model of the tables its screens show and watches
 journal; a screen gets the same states whichever worker serves it. The simulated dealers of
 ``--demo`` run in a process of their own.
 
-The parent loads the code and the compiled kernels once, before forking (the workers start
-in a fraction of a second and share those pages), seals what a crash left closed but
-unsealed, and then only supervises: it holds no thread and no database connection, so it
-can fork a replacement for a worker that dies. SIGTERM or SIGINT stops every process.
+The parent loads the code once, before forking (the workers start in a fraction of a second
+and share those pages; each loads the compiled road kernels behind its first pages), seals
+what a crash left closed but unsealed, and then only supervises: it holds no thread and no
+database connection, so it can fork a replacement for a worker that dies. SIGTERM or SIGINT
+stops every process.
 """
 
 from __future__ import annotations
@@ -82,16 +83,20 @@ def _run_worker(sock: socket.socket, root: Path, site: SiteConfig, registry: Pat
 
     from dashboard.app import create_app
     from dashboard.limits import server_options
+    from roads.board import load_compiled_machine_behind
 
     app, _ = create_app(root, site, create=False, recover=False, registry=registry)
+    load_compiled_machine_behind()
     config = uvicorn.Config(app.server, log_level="warning", **server_options(site.limits))
     uvicorn.Server(config).run(sockets=[sock])
 
 
 def _run_demo(root: Path, tables: list[str], pace: float) -> None:
     from dashboard.demo import start_demo
+    from roads.board import load_compiled_machine_behind
     from roads.tables import open_service
 
+    load_compiled_machine_behind()
     stop = start_demo(open_service(root), tables, pace)
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())

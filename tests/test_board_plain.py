@@ -135,3 +135,32 @@ def test_the_board_command_does_not_load_numba() -> None:
     *document, loaded = done.stdout.splitlines()
     assert loaded == "LOADED 0 False"
     assert json.loads("\n".join(document)) == Board.from_outcomes("BBPPPBPBB").to_dict()
+
+
+EVERY_KERNEL = """
+import json
+from roads.board import Board, CoupInfo, compiled_machine
+machine = compiled_machine()
+def overloads():
+    return {name: len(f.overloads) for name, f in vars(machine).items()
+            if hasattr(f, "overloads")}
+before = overloads()
+board = Board.from_outcomes("BPPT" * 40)  # past its capacity below: grows
+board.append("B")
+board.append(CoupInfo("P", player_pair=True, natural=False, player_total=8, banker_total=3))
+board.extend([CoupInfo("T")] * 100)
+board.to_json(), board.delta_json(150), board.to_dict(), board.ask("B"), board.big_road
+Board.from_coups([{"outcome": "B", "player_pair": None}]).to_json()
+after = overloads()
+print(json.dumps({"loaded": sum(before.values()), "new": {k: after[k] - before[k]
+                                                         for k in after if after[k] != before[k]}}))
+"""
+
+
+def test_loading_the_compiled_machine_loads_every_kernel_a_board_calls() -> None:
+    """So a server that loads it on a thread of its own never makes a request wait for a
+    kernel."""
+    done = subprocess.run([sys.executable, "-c", EVERY_KERNEL], capture_output=True,
+                          text=True, check=True)
+    out = json.loads(done.stdout.splitlines()[-1])
+    assert out["loaded"] >= 6 and out["new"] == {}

@@ -13,7 +13,7 @@ changes once the next one exists.
 
 from __future__ import annotations
 
-import sys
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from types import ModuleType
@@ -43,32 +43,55 @@ _NOT_RECORDED = (m.NOT_RECORDED,) * (m.COUP_FIELDS - 1)
 
 
 #: Coups of work a process may run through the plain machine (``roads.board.plain``, ~0.3 ms
-#: a coup with the JSON contract) before every board moves to the compiled one, whose first
+#: a coup with the JSON contract) before every board waits for the compiled one, whose first
 #: use costs ~1 s of loading: a command that draws a shoe or two never loads numba, a server
-#: or a batch loads it once its boards add up to about that second.
+#: loads it on a thread of its own while its first boards run plain (``compiled_machine``),
+#: and a batch loads it once its boards add up to about that second.
 PLAIN_BUDGET = 1_000
 _plain_used = 0
 _compiled: ModuleType | None = None
+_loading = threading.Lock()
 
 
 def compiled_machine() -> ModuleType:
-    """The compiled machine (numba, its kernels loaded from the cache on first call); every
-    board uses it from then on."""
+    """The compiled machine, every kernel a board calls loaded (from the kernel cache, or
+    compiled into it) before it is returned; every board uses it from then on. Until then,
+    other threads' boards keep running on the plain machine."""
     global _compiled
-    if _compiled is None:
-        from roads.board import machine
+    with _loading:
+        if _compiled is None:
+            from roads.board import machine
 
-        _compiled = machine
+            _load_kernels(machine)
+            _compiled = machine
     return _compiled
+
+
+def load_compiled_machine_behind() -> threading.Thread:
+    """Load the compiled machine on a daemon thread of its own (a server once it serves: its
+    first pages and boards do not wait the second it takes)."""
+    thread = threading.Thread(target=compiled_machine, name="board-kernels", daemon=True)
+    thread.start()
+    return thread
+
+
+def _load_kernels(machine: ModuleType) -> None:
+    """Call each kernel :class:`Board` uses once, with the argument types it passes."""
+    state, _ = machine.from_text(np.frombuffer(b"BPPTB", dtype=np.uint8), False)
+    machine.append(state, m.TIE, *_NOT_RECORDED)
+    machine.append_rows(state, np.array([(m.BANKER, *_NOT_RECORDED)], dtype=np.int64))
+    machine.ask(state, m.PLAYER)
+    machine.document(state, 0, False)
+    machine.document(state, 3, True)
+    machine.grow(state, m.new_state(2 * int(state[m.CAPACITY]), False))
 
 
 def _machine(coups: int) -> ModuleType:
     """The machine for a call that works over ``coups`` coups: the compiled one once it is
-    loaded (by this module or anyone importing it), else the plain one while the process
-    stays within :data:`PLAIN_BUDGET`. Both give the same bytes and the same states."""
+    loaded, else the plain one while the process stays within :data:`PLAIN_BUDGET` (then
+    it loads the compiled one). Both give the same bytes and the same states."""
     global _plain_used
-    if _compiled is None and _plain_used + coups <= PLAIN_BUDGET \
-            and "roads.board.machine" not in sys.modules:
+    if _compiled is None and _plain_used + coups <= PLAIN_BUDGET:
         _plain_used += coups
         return m
     return compiled_machine()
