@@ -93,10 +93,10 @@ def _run_worker(sock: socket.socket, root: Path, site: SiteConfig, registry: Pat
 
 def _run_demo(root: Path, tables: list[str], pace: float) -> None:
     from dashboard.demo import start_demo
-    from roads.board import load_compiled_machine_behind
     from roads.tables import open_service
 
-    load_compiled_machine_behind()
+    # Its boards run plain until they have run 1,000 coups (minutes of a demo): then its
+    # dealers wait a second for the compiled machine, which no screen sees.
     stop = start_demo(open_service(root), tables, pace)
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())

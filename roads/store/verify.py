@@ -241,8 +241,9 @@ def _held_twice(store: Store, intact: list[FileEntry], report: Report, pool: Exe
     db = store.journal.connection()
     coups_files = [e for e in intact if e.table == "coups"]
     shoe_files = [e for e in intact if e.table == "shoes"]
-    found = pl.concat([pl.DataFrame(schema=_KEYS), *pool.map(
-        lambda e: _keys(store, e), coups_files)])
+    keys_later = [pool.submit(_keys, store, e) for e in coups_files]
+    frames_later = [pool.submit(_shoes_rows, store, e) for e in shoe_files]
+    found = pl.concat([pl.DataFrame(schema=_KEYS), *(f.result() for f in keys_later)])
     listed, indexed_all = shoe_tables
     listed = listed.filter(pl.col("path").is_in([e.path for e in coups_files]))
     differ = pl.concat([found.join(listed, on=list(_KEYS), how="anti"),
@@ -261,8 +262,7 @@ def _held_twice(store: Store, intact: list[FileEntry], report: Report, pool: Exe
         if numbers.n_unique() != numbers.len():
             report.add("held twice", f"{table_id}/{shoe_id}",
                        f"coups of this shoe are stored in more than one file ({', '.join(paths)})")
-    frames = [pl.read_parquet(store.root / e.path).with_columns(pl.lit(e.path).alias("path"))
-              for e in shoe_files]
+    frames = [f.result() for f in frames_later]
     if frames:
         rows = pl.concat(frames, how="vertical_relaxed")
         mine = _index_of(frames)
@@ -283,6 +283,11 @@ def _held_twice(store: Store, intact: list[FileEntry], report: Report, pool: Exe
     for table_id, shoe_id, path in copies.sort("table_id", "shoe_id").iter_rows():
         report.add("held twice", f"{table_id}/{shoe_id}",
                    f"a live shoe of the journal is also stored as another shoe's file ({path})")
+
+
+def _shoes_rows(store: Store, entry: FileEntry) -> pl.DataFrame:
+    """A shoes file's rows, with its path."""
+    return pl.read_parquet(store.root / entry.path).with_columns(pl.lit(entry.path).alias("path"))
 
 
 def _index_of(frames: list[pl.DataFrame]) -> pl.DataFrame:
