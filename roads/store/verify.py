@@ -25,12 +25,13 @@ import hashlib
 import json
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import Executor, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from roads.schema import COUPS, conform
@@ -150,11 +151,11 @@ def verify(store: Store, deep: bool = False,
            progress: Callable[[int], object] | None = None) -> Report:
     """Re-read every file and the journal; every problem found (see the module doc).
 
-    The work that waits on the disk or runs in C goes to two threads from the start, beside
-    the journal's checks in Python: every file's SHA-256 (from the catalogue's list, before
-    the journal's own list is replayed), the catalogue's shoe tables, and the sealed shoes
-    against their journal events. Problems are reported in the same order whatever finishes
-    first."""
+    The work that waits on the disk or runs in C goes to other threads from the start,
+    beside the journal's checks in Python: every file's SHA-256 and what it holds (from the
+    catalogue's list, before the journal's own list is replayed), the catalogue's shoe
+    tables, and the sealed shoes against their journal events. Problems are reported in the
+    same order whatever finishes first."""
     report = Report()
     journal = store.journal
     db = journal.connection()
@@ -167,10 +168,14 @@ def verify(store: Store, deep: bool = False,
             progress(entry.rows if entry.table == "coups" else 0)
         return found
 
-    with ThreadPoolExecutor(max_workers=2) as pool:
+    with ThreadPoolExecutor(max_workers=4) as pool:
         hashing = {e.path: pool.submit(digest, e) for e in listed_files}
         shoe_tables = pool.submit(_catalogue_shoe_tables, store)
         sealed = pool.submit(_sealed_against_journal, store)
+        # what each file holds, read ahead (only intact files' reads are used)
+        contents = {e.path: pool.submit(_attempt, _keys if e.table == "coups" else _shoes_rows,
+                                        store, e)
+                    for e in listed_files if e.table in ("coups", "shoes")}
         chain = journal.verify()
         report.events = chain.events
         if not chain.ok:
@@ -193,7 +198,7 @@ def verify(store: Store, deep: bool = False,
         hashes = {p: h for p, f in hashing.items() if (h := f.result()) is not None}
         intact = _present(store, entries, report, hashes)
         _unaccounted(store, entries, report)
-        _held_twice(store, intact, report, pool, shoe_tables.result())
+        _held_twice(store, intact, report, pool, shoe_tables.result(), contents)
         against_journal = sealed.result()
     report.sealed_shoes = against_journal.sealed_shoes
     report.problems += against_journal.problems
@@ -234,20 +239,49 @@ def _catalogue_shoe_tables(store: Store) -> tuple[pl.DataFrame, pl.DataFrame]:
             _sql_frame(db, "shoe_index", {**catalog.INDEX_SCHEMA, "path": pl.String}))
 
 
+def _attempt(read: Callable[[Store, FileEntry], pl.DataFrame], store: Store,
+             entry: FileEntry) -> pl.DataFrame | None:
+    """``read(store, entry)`` ahead of the checks, or None where the file does not read (a
+    missing or altered file: the checks name it and never use what it holds)."""
+    try:
+        return read(store, entry)
+    except (OSError, pl.exceptions.PolarsError, pa.ArrowException):
+        return None
+
+
+def _read(pool: Executor, read: Callable[[Store, FileEntry], pl.DataFrame], store: Store,
+          entries: list[FileEntry], ahead: dict[str, Future[pl.DataFrame | None]]
+          ) -> list[pl.DataFrame]:
+    """What intact files hold: read ahead, or read now (a file only the journal lists, or
+    one that did not read ahead, which raises here)."""
+    later = [ahead.get(e.path) or pool.submit(read, store, e) for e in entries]
+    done = [f.result() for f in later]
+    return [read(store, e) if d is None else d for d, e in zip(done, entries, strict=True)]
+
+
+def _differ(mine: pl.DataFrame, theirs: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    """The rows of either frame that the other lacks (nulls equal). The two frames are first
+    compared whole, sorted by their keys: when nothing was changed, as almost always, that
+    is cheaper than the two joins that name what differs."""
+    if mine.height == theirs.height and mine.sort(keys).equals(theirs.sort(keys)):
+        return mine.clear()
+    return pl.concat([mine.join(theirs, on=mine.columns, how="anti", nulls_equal=True),
+                      theirs.join(mine, on=mine.columns, how="anti", nulls_equal=True)])
+
+
 def _held_twice(store: Store, intact: list[FileEntry], report: Report, pool: Executor,
-                shoe_tables: tuple[pl.DataFrame, pl.DataFrame]) -> None:
+                shoe_tables: tuple[pl.DataFrame, pl.DataFrame],
+                ahead: dict[str, Future[pl.DataFrame | None]]) -> None:
     """Files against the catalogue's shoe lists and shoe index; coups or shoe rows stored
     twice; imported copies of live shoes. Frames, not loops: one pass a file."""
     db = store.journal.connection()
     coups_files = [e for e in intact if e.table == "coups"]
     shoe_files = [e for e in intact if e.table == "shoes"]
-    keys_later = [pool.submit(_keys, store, e) for e in coups_files]
-    frames_later = [pool.submit(_shoes_rows, store, e) for e in shoe_files]
-    found = pl.concat([pl.DataFrame(schema=_KEYS), *(f.result() for f in keys_later)])
+    found = pl.concat([pl.DataFrame(schema=_KEYS),
+                       *_read(pool, _keys, store, coups_files, ahead)])
     listed, indexed_all = shoe_tables
     listed = listed.filter(pl.col("path").is_in([e.path for e in coups_files]))
-    differ = pl.concat([found.join(listed, on=list(_KEYS), how="anti"),
-                        listed.join(found, on=list(_KEYS), how="anti")])
+    differ = _differ(found, listed, list(_KEYS))
     for path in sorted(set(differ["path"].to_list())):
         report.add("catalogue", path, "the shoes this file holds are not the shoes the "
                                       "catalogue lists for it")
@@ -262,13 +296,12 @@ def _held_twice(store: Store, intact: list[FileEntry], report: Report, pool: Exe
         if numbers.n_unique() != numbers.len():
             report.add("held twice", f"{table_id}/{shoe_id}",
                        f"coups of this shoe are stored in more than one file ({', '.join(paths)})")
-    frames = [f.result() for f in frames_later]
+    frames = _read(pool, _shoes_rows, store, shoe_files, ahead)
     if frames:
         rows = pl.concat(frames, how="vertical_relaxed")
-        mine = _index_of(frames)
+        mine = _index_of(rows)
         indexed = indexed_all.filter(pl.col("path").is_in([e.path for e in shoe_files]))
-        wrong = pl.concat([mine.join(indexed, on=mine.columns, how="anti", nulls_equal=True),
-                           indexed.join(mine, on=mine.columns, how="anti", nulls_equal=True)])
+        wrong = _differ(mine, indexed, list(_KEYS))
         for path in sorted(set(wrong["path"].to_list())):
             report.add("catalogue", path, "the shoe index does not list this file's shoes "
                                           "as the file holds them")
@@ -290,10 +323,10 @@ def _shoes_rows(store: Store, entry: FileEntry) -> pl.DataFrame:
     return pl.read_parquet(store.root / entry.path).with_columns(pl.lit(entry.path).alias("path"))
 
 
-def _index_of(frames: list[pl.DataFrame]) -> pl.DataFrame:
-    """The shoe index rows the shoes files give (as the store writes them), with paths."""
-    return pl.concat([shoe_index_frame(frame.drop("path")).with_columns(
-        pl.lit(frame["path"][0]).alias("path")) for frame in frames])
+def _index_of(rows: pl.DataFrame) -> pl.DataFrame:
+    """The shoe index rows the shoes files' rows give (as the store writes them, a row
+    each), with their paths."""
+    return shoe_index_frame(rows.drop("path")).with_columns(rows["path"])
 
 
 _PAYLOAD = pl.Struct({"coup": pl.Int64, "outcome": pl.String,
