@@ -12,6 +12,7 @@ holds live shoes sealed through the service.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import tempfile
@@ -47,7 +48,8 @@ def main() -> None:
     parser.add_argument("coups", nargs="*", type=int, default=[10_000_000, 30_000_000])
     parser.add_argument("--keep", type=Path, help="make and reuse the stores here")
     args = parser.parse_args()
-    print("(the machine may be shared: figures are medians of 3)")
+    print(f"(the machine may be shared: figures are medians of 3; load average "
+          f"{os.getloadavg()[0]:.1f} at the start)")
     work = args.keep or Path(tempfile.mkdtemp(prefix="roads-store-"))
     try:
         for n, size in enumerate(args.coups):
