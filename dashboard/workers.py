@@ -91,9 +91,35 @@ def _run_worker(sock: socket.socket, root: Path, site: SiteConfig, registry: Pat
     uvicorn.Server(config).run(sockets=[sock])
 
 
-def _run_demo(root: Path, tables: list[str], pace: float) -> None:
+def wait_until_served(sock: socket.socket, seconds: float = 30.0) -> bool:
+    """Whether a worker answered ``/health`` on the server's socket within ``seconds``. (A
+    connection alone says nothing: the kernel accepts it before any worker does.)"""
+    import http.client
+
+    host, port = sock.getsockname()[:2]
+    host = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host)
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        connection = http.client.HTTPConnection(host, port, timeout=max(0.1, seconds / 10))
+        try:
+            connection.request("GET", "/health")
+            if connection.getresponse().status == 200:
+                return True
+        except (OSError, http.client.HTTPException):
+            pass
+        finally:
+            connection.close()
+        time.sleep(0.05)
+    return False
+
+
+def _run_demo(sock: socket.socket, root: Path, tables: list[str], pace: float) -> None:
     from dashboard.demo import start_demo
     from roads.tables import open_service
+
+    # The dealers start once a worker serves: loading the engine (numba, ~1 s) beside the
+    # workers' start would only make the first page later, and nothing is dealt unseen.
+    wait_until_served(sock)
 
     # Its boards run plain until they have run 1,000 coups (minutes of a demo): then its
     # dealers wait a second for the compiled machine, which no screen sees.
@@ -141,7 +167,7 @@ def serve(root: Path, site: SiteConfig, host: str, port: int, workers: int,
         f"worker {i + 1}": (lambda: _run_worker(sock, root, site, registry))
         for i in range(workers)}
     if demo is not None:
-        jobs["demo"] = lambda: _run_demo(root, *demo)
+        jobs["demo"] = lambda: _run_demo(sock, root, *demo)
     running: dict[int, tuple[str, float]] = {}
     stopping = False
 
