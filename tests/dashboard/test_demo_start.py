@@ -1,4 +1,4 @@
-"""The server's processes: the demo's dealers wait for a worker's answer, not for a socket."""
+"""`roads serve --demo`: the dealers wait for a worker's answer, not for a socket."""
 
 from __future__ import annotations
 
