@@ -42,7 +42,7 @@ _FLAG = (None, False, True)  # a recorded flag + 1
 _NOT_RECORDED = (m.NOT_RECORDED,) * (m.COUP_FIELDS - 1)
 
 
-#: Coups of work a process may run through the plain machine (``roads.board.plain``, ~0.3 ms
+#: Coups of work a process may run through the plain machine (``roads.board.plain``, ~0.4 ms
 #: a coup with the JSON contract) before every board waits for the compiled one, whose first
 #: use costs ~1 s of loading: a command that draws a shoe or two never loads numba, a server
 #: loads it on a thread of its own while its first boards run plain (``compiled_machine``),
