@@ -7,9 +7,9 @@ connections, keeps its own read model of the tables its screens show and watches
 journal; a screen gets the same states whichever worker serves it. The simulated dealers of
 ``--demo`` run in a process of their own.
 
-The parent loads the code once, before forking (the workers start in a fraction of a second
-and share those pages; each loads the compiled road kernels behind its first pages), seals
-what a crash left closed but unsealed, and then only supervises: it holds no thread and no
+The parent loads the code and the compiled kernels once, before forking (the workers start
+in a fraction of a second and share those pages), seals what a crash left closed but
+unsealed, and then only supervises: it holds no thread and no
 database connection, so it can fork a replacement for a worker that dies. SIGTERM or SIGINT
 stops every process.
 """
@@ -83,10 +83,7 @@ def _run_worker(sock: socket.socket, root: Path, site: SiteConfig, registry: Pat
 
     from dashboard.app import create_app
     from dashboard.limits import server_options
-    from roads.board import load_compiled_machine_behind
-
     app, _ = create_app(root, site, create=False, recover=False, registry=registry)
-    load_compiled_machine_behind()
     config = uvicorn.Config(app.server, log_level="warning", **server_options(site.limits))
     uvicorn.Server(config).run(sockets=[sock])
 
@@ -121,8 +118,6 @@ def _run_demo(sock: socket.socket, root: Path, tables: list[str], pace: float) -
     # workers' start would only make the first page later, and nothing is dealt unseen.
     wait_until_served(sock)
 
-    # Its boards run plain until they have run 1,000 coups (minutes of a demo): then its
-    # dealers wait a second for the compiled machine, which no screen sees.
     stop = start_demo(open_service(root), tables, pace)
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())

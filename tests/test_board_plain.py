@@ -158,7 +158,7 @@ print(json.dumps({"loaded": sum(before.values()), "new": {k: after[k] - before[k
 
 
 def test_loading_the_compiled_machine_loads_every_kernel_a_board_calls() -> None:
-    """So a server that loads it on a thread of its own never makes a request wait for a
+    """So a server that loads it before it serves never makes a request wait for a
     kernel."""
     done = subprocess.run([sys.executable, "-c", EVERY_KERNEL], capture_output=True,
                           text=True, check=True)

@@ -17,12 +17,11 @@ from roads.board.board import (
     apply_delta,
     check_leading_ties,
     compiled_machine,
-    load_compiled_machine_behind,
     parse_outcomes,
 )
 
 __all__ = [
     "DERIVED", "LEADING_TIES", "ROAD_NAMES", "Ask", "BeadCell", "BigRoadCell", "Board",
     "CoupInfo", "LeadingTies", "Mark", "OutcomeError", "apply_delta", "check_leading_ties",
-    "compiled_machine", "load_compiled_machine_behind", "parse_outcomes",
+    "compiled_machine", "parse_outcomes",
 ]

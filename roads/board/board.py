@@ -44,9 +44,9 @@ _NOT_RECORDED = (m.NOT_RECORDED,) * (m.COUP_FIELDS - 1)
 
 #: Coups of work a process may run through the plain machine (``roads.board.plain``, ~0.4 ms
 #: a coup with the JSON contract) before every board waits for the compiled one, whose first
-#: use costs ~1 s of loading: a command that draws a shoe or two never loads numba, a server
-#: loads it on a thread of its own while its first boards run plain (``compiled_machine``),
-#: and a batch loads it once its boards add up to about that second.
+#: use costs ~1 s of loading: a command that draws a shoe or two never loads numba; a server
+#: loads it before it serves (``compiled_machine``), a batch once its boards add up to about
+#: that second.
 PLAIN_BUDGET = 1_000
 _plain_used = 0
 _compiled: ModuleType | None = None
@@ -65,14 +65,6 @@ def compiled_machine() -> ModuleType:
             _load_kernels(machine)
             _compiled = machine
     return _compiled
-
-
-def load_compiled_machine_behind() -> threading.Thread:
-    """Load the compiled machine on a daemon thread of its own (a server once it serves: its
-    first pages and boards do not wait the second it takes)."""
-    thread = threading.Thread(target=compiled_machine, name="board-kernels", daemon=True)
-    thread.start()
-    return thread
 
 
 def _load_kernels(machine: ModuleType) -> None:
