@@ -103,6 +103,7 @@ def main() -> None:
                         help="also time each command once with an empty cache")
     args = parser.parse_args()
     rounds = max(3, args.rounds)
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="roads-startup-") as tmp:
         work = Path(tmp)
         prepared = work / "cache-prepared"
@@ -129,7 +130,8 @@ def main() -> None:
         return statistics.median(run[i] for run in runs)
 
     print(f"start-up, medians of {rounds} rounds of fresh processes (wall s; CPU s in "
-          f"brackets; machine may be shared)")
+          f"brackets; machine may be shared: load average {load_before:.1f} at the start, "
+          f"{os.getloadavg()[0]:.1f} at the end)")
     print(f"roads prepare from nothing: {prepare_cold:.1f} s; again (all cached): "
           f"{prepare_warm:.1f} s")
     head = f"{'command':<28} {'first after setup':>19} {'warm':>15} {'ratio':>6}  target"

@@ -33,7 +33,7 @@ from dashboard.limits import RequestLimits, json_object
 from dashboard.pages import register, shell
 from dashboard.web import web_router
 from roads.auth import Auth
-from roads.board import Board
+from roads.board import Board, compiled_machine
 from roads.errors import InputError
 from roads.render import scoreboard_svg
 from roads.tomlfile import field_error
@@ -90,12 +90,15 @@ def warm_up() -> None:
     """Load the compiled road kernels before the first screen asks (not on its first coup),
     and what a shoe's first seal would otherwise import in a request thread: Arrow for the
     shoe's digests, the checkpoint's signing (seen: ~3 s of one worker's first 15 s of a
-    busy floor, every table of that worker waiting)."""
+    busy floor, every table of that worker waiting). Before the fork, so every worker
+    shares them: loaded behind each worker's first pages instead, numba's start-up held the
+    first table page's charts (which need it too) past 15 s on a busy machine."""
     import pyarrow  # noqa: F401
     from cryptography.hazmat.primitives.serialization import (  # noqa: F401
         load_pem_private_key,
     )
 
+    compiled_machine()  # a short board alone would run as plain Python
     board = Board.from_outcomes("BPPTB")
     board.to_dict()
     scoreboard_svg(board, ask="both", window=26)

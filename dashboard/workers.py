@@ -9,8 +9,9 @@ journal; a screen gets the same states whichever worker serves it. The simulated
 
 The parent loads the code and the compiled kernels once, before forking (the workers start
 in a fraction of a second and share those pages), seals what a crash left closed but
-unsealed, and then only supervises: it holds no thread and no database connection, so it
-can fork a replacement for a worker that dies. SIGTERM or SIGINT stops every process.
+unsealed, and then only supervises: it holds no thread and no
+database connection, so it can fork a replacement for a worker that dies. SIGTERM or SIGINT
+stops every process.
 """
 
 from __future__ import annotations
@@ -82,15 +83,40 @@ def _run_worker(sock: socket.socket, root: Path, site: SiteConfig, registry: Pat
 
     from dashboard.app import create_app
     from dashboard.limits import server_options
-
     app, _ = create_app(root, site, create=False, recover=False, registry=registry)
     config = uvicorn.Config(app.server, log_level="warning", **server_options(site.limits))
     uvicorn.Server(config).run(sockets=[sock])
 
 
-def _run_demo(root: Path, tables: list[str], pace: float) -> None:
+def wait_until_served(sock: socket.socket, seconds: float = 30.0) -> bool:
+    """Whether a worker answered ``/health`` on the server's socket within ``seconds``. (A
+    connection alone says nothing: the kernel accepts it before any worker does.)"""
+    import http.client
+
+    host, port = sock.getsockname()[:2]
+    host = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host)
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        connection = http.client.HTTPConnection(host, port, timeout=max(0.1, seconds / 10))
+        try:
+            connection.request("GET", "/health")
+            if connection.getresponse().status == 200:
+                return True
+        except (OSError, http.client.HTTPException):
+            pass
+        finally:
+            connection.close()
+        time.sleep(0.05)
+    return False
+
+
+def _run_demo(sock: socket.socket, root: Path, tables: list[str], pace: float) -> None:
     from dashboard.demo import start_demo
     from roads.tables import open_service
+
+    # The dealers start once a worker serves: loading the engine (numba, ~1 s) beside the
+    # workers' start would only make the first page later, and nothing is dealt unseen.
+    wait_until_served(sock)
 
     stop = start_demo(open_service(root), tables, pace)
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -139,7 +165,7 @@ def serve(root: Path, site: SiteConfig, host: str, port: int, workers: int,
         f"worker {i + 1}": (lambda: _run_worker(sock, root, site, registry))
         for i in range(workers)}
     if demo is not None:
-        jobs["demo"] = lambda: _run_demo(root, *demo)
+        jobs["demo"] = lambda: _run_demo(sock, root, *demo)
     running: dict[int, tuple[str, float]] = {}
     stopping = False
 

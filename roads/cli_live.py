@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import click
@@ -95,7 +96,13 @@ def serve_cmd(store: Path, host: str, port: int, config_path: Path | None,
     tables = [f"T{i:02d}" for i in range(1, demo_tables + 1)]
     if demo:
         _demo_store(store)
-        _demo_users(store)
+        with ThreadPoolExecutor(1) as pool:  # ended (its thread joined) before any fork
+            # the demo users' passwords are hashed (scrypt, outside the GIL) while the
+            # server's code is imported (which the server would do next)
+            logins = pool.submit(_demo_users, store)
+            import dashboard.app  # noqa: F401
+        for line in logins.result():
+            click.echo(line)
         click.echo(f"demo: {demo_tables} tables dealing a coup every ~{pace:g} s into {store}")
     first = tables[0] if demo else next(iter(site.tables), "T01")
     count = workers or default_workers()
@@ -105,18 +112,21 @@ def serve_cmd(store: Path, host: str, port: int, config_path: Path | None,
     serve(store, site, host, port, count, (tables, pace) if demo else None)
 
 
-def _demo_users(store: Path) -> None:
-    """Give the demo users fresh passwords (printed: a demo has nothing to protect)."""
+def _demo_users(store: Path) -> list[str]:
+    """Give the demo users fresh passwords; the lines that print them (a demo has nothing
+    to protect)."""
     auth = _auth(store)
     known = {u["name"] for u in auth.users()}
+    lines = []
     for name, role in DEMO_USERS:
         password = secrets.token_urlsafe(12)
         if name in known:
             auth.set_password(name, password, by="demo")
         else:
             auth.add_user(name, role, password, by="demo")
-        click.echo(f"demo user {name} ({role}) password: {password}")
+        lines.append(f"demo user {name} ({role}) password: {password}")
     auth.journal.close()
+    return lines
 
 
 @main.group("users")

@@ -78,6 +78,9 @@ def _simulation(work: Path) -> None:
 
 
 def _board(work: Path) -> None:
+    from roads.board import compiled_machine
+
+    compiled_machine()  # short boards would run as plain Python: prepare the compiled ones
     roads("board", "BBPPPBPBBTPPBPBBBBBBBPT")
     roads("board", "TTBPTPBBTPB", "--leading-ties", "own-column", "--json")
     roads("board", "PBPBBPPPBT", "--svg", str(work / "board.svg"), "--theme", "colorblind")

@@ -20,6 +20,7 @@ from roads import cache, kernel_cache, odds
 from roads.odds_compiled import ways_kernel
 from roads.prepare import StepFailed, prepare
 from roads.prepare import roads as run_roads
+from tests.floor import Floor
 
 PACKAGE = Path(roads.__file__).resolve().parent
 ROADS = str(Path(sys.executable).with_name("roads"))  # the installed console command
@@ -94,7 +95,8 @@ def test_a_stamp_is_content_of_the_module_and_its_roads_imports(tmp_path: Path) 
 COUNT_KERNELS = """
 import json, sys
 import roads
-from roads.board import Board
+from roads.board import Board, compiled_machine
+compiled_machine()
 Board.from_outcomes("BBPPPBPBBTPBPPPPB")
 from numba.core.registry import CPUDispatcher
 compiled = loaded = 0
@@ -196,7 +198,8 @@ LOADED = """
 import sys
 from roads.cli import _invoke
 code = _invoke(sys.argv[1:])
-heavy = [m for m in ("numba", "polars", "pyarrow", "scipy", "dash") if m in sys.modules]
+heavy = [m for m in ("numba", "polars", "pyarrow", "scipy", "dash", "pandas", "pydantic")
+         if m in sys.modules]
 print("LOADED", code, *heavy)
 """
 
@@ -207,6 +210,21 @@ def test_light_commands_do_not_load_numba_or_the_data_stack(args: list[str]) -> 
     done = subprocess.run([sys.executable, "-c", LOADED, *args], capture_output=True,
                           text=True, check=True)
     assert done.stdout.splitlines()[-1] == "LOADED 0"
+
+
+def test_store_verify_loads_neither_numba_nor_pandas(tmp_path: Path) -> None:
+    """A verify of sealed shoes digests them with numpy (numba is for 200,000 coups and
+    more) and reads Arrow buffers itself (pyarrow's ``to_numpy`` would import pandas)."""
+    floor = Floor(tmp_path / "store")
+    floor.open_shoe("T1", "S1")
+    floor.coups("T1", "BPPBTBBP")
+    floor.close("T1")
+    floor.store.journal.close()
+    done = subprocess.run([sys.executable, "-c", LOADED, "store", "verify", "--store",
+                           str(tmp_path / "store"), "--quiet"], capture_output=True,
+                          text=True, check=True)
+    assert done.stdout.splitlines()[-1] == "LOADED 0 polars pyarrow"
+    assert "1 sealed shoes checked" in done.stdout
 
 
 @settings(max_examples=60, deadline=None)

@@ -1,7 +1,9 @@
 """A shoe's scoreboard: Bead Plate, Big Road, the three derived roads and the ask road.
 
 :class:`Board` wraps the compiled state machine of :mod:`roads.board.machine` (one flat
-array per board). Appending a coup is O(1), so a live table keeps one Board per shoe; a
+array per board); until a process has used it for a thousand coups or so, the same machine
+runs as plain Python (:mod:`roads.board.plain`), so drawing one shoe never waits for numba.
+Appending a coup is O(1), so a live table keeps one Board per shoe; a
 stored shoe is built by appending its coups in order, in one compiled call. Readers come in
 two forms: the JSON contract and its live deltas as bytes written straight from the state
 (``machine.document``, the fast path for screens and the API), and cells that remember
@@ -11,14 +13,23 @@ changes once the next one exists.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from roads.board import machine as m
+from roads.board import plain
 from roads.errors import InputError
+
+if TYPE_CHECKING:
+    from roads.board import machine as m
+else:
+    m = plain.machine()
+    """The machine's constants, layout and ``new_state`` (plain Python in both machines);
+    its kernels are called through :func:`_machine`."""
 
 LeadingTies = Literal["first-cell", "own-column"]
 LEADING_TIES: tuple[str, ...] = ("first-cell", "own-column")
@@ -29,6 +40,53 @@ _CODE = {"B": m.BANKER, "P": m.PLAYER, "T": m.TIE}
 _LABEL = "BPT"
 _FLAG = (None, False, True)  # a recorded flag + 1
 _NOT_RECORDED = (m.NOT_RECORDED,) * (m.COUP_FIELDS - 1)
+
+
+#: Coups of work a process may run through the plain machine (``roads.board.plain``, ~0.4 ms
+#: a coup with the JSON contract) before every board waits for the compiled one, whose first
+#: use costs ~1 s of loading: a command that draws a shoe or two never loads numba; a server
+#: loads it before it serves (``compiled_machine``), a batch once its boards add up to about
+#: that second.
+PLAIN_BUDGET = 1_000
+_plain_used = 0
+_compiled: ModuleType | None = None
+_loading = threading.Lock()
+
+
+def compiled_machine() -> ModuleType:
+    """The compiled machine, every kernel a board calls loaded (from the kernel cache, or
+    compiled into it) before it is returned; every board uses it from then on. Until then,
+    other threads' boards keep running on the plain machine."""
+    global _compiled
+    with _loading:
+        if _compiled is None:
+            from roads.board import machine
+
+            _load_kernels(machine)
+            _compiled = machine
+    return _compiled
+
+
+def _load_kernels(machine: ModuleType) -> None:
+    """Call each kernel :class:`Board` uses once, with the argument types it passes."""
+    state, _ = machine.from_text(np.frombuffer(b"BPPTB", dtype=np.uint8), False)
+    machine.append(state, m.TIE, *_NOT_RECORDED)
+    machine.append_rows(state, np.array([(m.BANKER, *_NOT_RECORDED)], dtype=np.int64))
+    machine.ask(state, m.PLAYER)
+    machine.document(state, 0, False)
+    machine.document(state, 3, True)
+    machine.grow(state, m.new_state(2 * int(state[m.CAPACITY]), False))
+
+
+def _machine(coups: int) -> ModuleType:
+    """The machine for a call that works over ``coups`` coups: the compiled one once it is
+    loaded, else the plain one while the process stays within :data:`PLAIN_BUDGET` (then
+    it loads the compiled one). Both give the same bytes and the same states."""
+    global _plain_used
+    if _compiled is None and _plain_used + coups <= PLAIN_BUDGET:
+        _plain_used += coups
+        return m
+    return compiled_machine()
 
 
 class OutcomeError(InputError):
@@ -178,7 +236,7 @@ class Board:
         check_leading_ties(leading_ties)
         text = outcomes if isinstance(outcomes, str) else "".join(outcomes)
         raw = text.encode("ascii") if text.isascii() else parse_outcomes(text).encode("ascii")
-        state, appended = m.from_text(np.frombuffer(raw, dtype=np.uint8),
+        state, appended = _machine(len(raw)).from_text(np.frombuffer(raw, dtype=np.uint8),
                                       leading_ties == "own-column")
         if appended < 0:
             raise OutcomeError(f"invalid outcome {text[-appended - 1]!r} at position "
@@ -209,7 +267,7 @@ class Board:
             row = _coup_row(coup.outcome, coup.player_pair, coup.banker_pair, coup.natural,
                             coup.player_total, coup.banker_total)
         self._make_room(1)
-        m.append(self._state, *row)
+        (_compiled or _machine(1)).append(self._state, *row)
 
     def extend(self, coups: Iterable[CoupInfo]) -> None:
         self._append_rows([_coup_row(c.outcome, c.player_pair, c.banker_pair, c.natural,
@@ -218,7 +276,7 @@ class Board:
     def _append_rows(self, rows: list[tuple[int, ...]]) -> None:
         if rows:
             self._make_room(len(rows))
-            m.append_rows(self._state, np.array(rows, dtype=np.int64))
+            _machine(len(rows)).append_rows(self._state, np.array(rows, dtype=np.int64))
 
     def _make_room(self, more: int) -> None:
         state = self._state
@@ -226,7 +284,7 @@ class Board:
         needed = int(state[m.COUPS]) + more
         if needed > cap:
             bigger = m.new_state(max(2 * cap, needed), bool(state[m.OWN_COLUMN]))
-            m.grow(state, bigger)
+            _machine(cap).grow(state, bigger)
             self._state = bigger
 
     # -- the JSON contract, straight from the state ----------------------------------------
@@ -234,7 +292,8 @@ class Board:
         """The ``to_dict`` document as compact JSON (``json.dumps(..., separators=(",",
         ":"))``), written without building the dicts: the fast path for screens and the API.
         """
-        return m.document(self._state, 0, False).tobytes()
+        document: np.ndarray = _machine(len(self)).document(self._state, 0, False)
+        return document.tobytes()
 
     def delta_json(self, since: int) -> bytes:
         """What changed since the board had ``since`` coups, as JSON (``docs/roads.md``):
@@ -244,7 +303,9 @@ class Board:
         if isinstance(since, bool) or not isinstance(since, int) or \
                 not 0 <= since <= len(self):
             raise InputError(f"since must be a coup count from 0 to {len(self)}, got {since!r}")
-        return m.document(self._state, since, True).tobytes()
+        document: np.ndarray = (_compiled or _machine(len(self) - since)).document(
+            self._state, since, True)
+        return document.tobytes()
 
     def to_dict(self) -> dict[str, Any]:
         """The ``roads board --json`` contract (plus extra keys): ``to_json``'s document
@@ -385,7 +446,8 @@ class Board:
     def ask(self, outcome: Literal["B", "P"]) -> Ask:
         if outcome not in ("B", "P"):
             raise InputError(f"ask outcome must be B or P, got {outcome!r}")
-        col, row, *derived = (int(v) for v in m.ask(self._state, _CODE[outcome]))
+        col, row, *derived = (int(v) for v in (_compiled or _machine(1)).ask(
+            self._state, _CODE[outcome]))
         colors: dict[str, str | None] = {}
         cells: dict[str, tuple[int, int] | None] = {}
         for i, road in enumerate(DERIVED):

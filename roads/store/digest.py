@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import hashlib
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -73,11 +74,23 @@ def _put_slots(lists: pl.Series, null: np.ndarray, rec: np.ndarray, at_byte: int
     """One side's card codes into the records, straight from the Arrow list's offsets and
     the Enum's codes (no polars pass, no strided copy)."""
     arrow = lists.to_arrow()
-    codes = arrow.values.indices.to_numpy(zero_copy_only=False)
+    codes = _integers(arrow.values.indices)
     fill = _slot_kernel() if len(null) >= COMPILED_FROM else _fill_slots_numpy
-    fill(arrow.offsets.to_numpy(zero_copy_only=False).astype(np.int64, copy=False),
+    fill(_integers(arrow.offsets).astype(np.int64, copy=False),
          np.ascontiguousarray(codes, dtype=np.uint8), null,
          rec.view(np.uint8).reshape(len(rec), RECORD.itemsize), at_byte)
+
+
+def _integers(array: Any) -> np.ndarray:
+    """An Arrow integer array without nulls (offsets, dictionary codes) as a numpy view of
+    its buffer. Not ``to_numpy``: pyarrow imports pandas for that, half a second of a
+    ``roads store verify`` that digests a few sealed shoes."""
+    import pyarrow as pa
+
+    width = array.type.bit_width // 8
+    kind = "i" if pa.types.is_signed_integer(array.type) else "u"
+    return np.frombuffer(array.buffers()[1], dtype=f"<{kind}{width}", count=len(array),
+                         offset=array.offset * width)
 
 
 #: Rows from which the compiled kernel fills the slots: below it, numpy does (a seal or a

@@ -25,19 +25,20 @@ import hashlib
 import json
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from roads.schema import COUPS, conform
 from roads.store import catalog, checkpoint
 from roads.store.catalog import KEYS, FileEntry
 from roads.store.digest import combine_leaves, coups_digest, leaf, shoe_digests, table_digest
-from roads.store.journal import FILE_KINDS, Event
+from roads.store.journal import FILE_KINDS
 from roads.store.layout import data_files, temporary_files
 from roads.store.store import shoe_index_frame
 
@@ -148,41 +149,59 @@ def cheap_problems(store: Store) -> list[dict[str, str]]:
 
 def verify(store: Store, deep: bool = False,
            progress: Callable[[int], object] | None = None) -> Report:
-    """Re-read every file and the journal; every problem found (see the module doc)."""
+    """Re-read every file and the journal; every problem found (see the module doc).
+
+    The work that waits on the disk or runs in C goes to other threads from the start,
+    beside the journal's checks in Python: every file's SHA-256 and what it holds (from the
+    catalogue's list, before the journal's own list is replayed), the catalogue's shoe
+    tables, and the sealed shoes against their journal events. Problems are reported in the
+    same order whatever finishes first."""
     report = Report()
     journal = store.journal
-    chain = journal.verify()
-    report.events = chain.events
-    if not chain.ok:
-        report.add("chain", f"event {chain.first_bad_seq}", chain.reason or "chain broken")
-    _checkpoints(store, report)
     db = journal.connection()
-    entries = catalog.files(db)
-    replayed = catalog.replay(journal.of_kinds(FILE_KINDS))
-    derived = {e.path: e for e in entries}
-    for path in sorted(set(replayed) | set(derived)):
-        a, b = replayed.get(path), derived.get(path)
-        if a is None or b is None or a.sha256 != b.sha256 or a.rows != b.rows:
-            report.add("catalogue", path, "the catalogue and the journal's file events "
-                                          "disagree about this file")
-    entries = [replayed[p] for p in sorted(replayed)]
-    report.files = len(entries)
-    report.bytes = sum(e.bytes for e in entries)
-    report.coups = sum(e.rows for e in entries if e.table == "coups")
+    listed_files = catalog.files(db)
 
-    def digest(entry: FileEntry) -> tuple[str, str | None]:
+    def digest(entry: FileEntry) -> str | None:
         path = store.root / entry.path
         found = _sha256(path) if path.is_file() else None
         if progress is not None:
             progress(entry.rows if entry.table == "coups" else 0)
-        return entry.path, found
+        return found
 
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        hashes = {p: h for p, h in pool.map(digest, entries) if h is not None}
-    intact = _present(store, entries, report, hashes)
-    _unaccounted(store, entries, report)
-    _held_twice(store, intact, report)
-    _sealed_against_journal(store, journal.of_kinds(("shoe_sealed",)), replayed, report)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        hashing = {e.path: pool.submit(digest, e) for e in listed_files}
+        shoe_tables = pool.submit(_catalogue_shoe_tables, store)
+        sealed = pool.submit(_sealed_against_journal, store)
+        # what each file holds, read ahead (only intact files' reads are used)
+        contents = {e.path: pool.submit(_attempt, _keys if e.table == "coups" else _shoes_rows,
+                                        store, e)
+                    for e in listed_files if e.table in ("coups", "shoes")}
+        chain = journal.verify()
+        report.events = chain.events
+        if not chain.ok:
+            report.add("chain", f"event {chain.first_bad_seq}", chain.reason or "chain broken")
+        _checkpoints(store, report)
+        replayed = catalog.replay(journal.of_kinds(FILE_KINDS))
+        derived = {e.path: e for e in listed_files}
+        for path in sorted(set(replayed) | set(derived)):
+            a, b = replayed.get(path), derived.get(path)
+            if a is None or b is None or a.sha256 != b.sha256 or a.rows != b.rows:
+                report.add("catalogue", path, "the catalogue and the journal's file events "
+                                              "disagree about this file")
+        entries = [replayed[p] for p in sorted(replayed)]
+        report.files = len(entries)
+        report.bytes = sum(e.bytes for e in entries)
+        report.coups = sum(e.rows for e in entries if e.table == "coups")
+        for e in entries:  # files the journal names but the catalogue does not list
+            if e.path not in hashing:
+                hashing[e.path] = pool.submit(digest, e)
+        hashes = {p: h for p, f in hashing.items() if (h := f.result()) is not None}
+        intact = _present(store, entries, report, hashes)
+        _unaccounted(store, entries, report)
+        _held_twice(store, intact, report, pool, shoe_tables.result(), contents)
+        against_journal = sealed.result()
+    report.sealed_shoes = against_journal.sealed_shoes
+    report.problems += against_journal.problems
     if deep:
         _decode(store, intact, report)
     return report
@@ -212,26 +231,57 @@ def _sql_frame(db: Any, table: str, schema: dict[str, Any], where: str = "") -> 
                          for (c, t), a in zip(schema.items(), arrays, strict=True)])
 
 
-def _held_twice(store: Store, intact: list[FileEntry], report: Report) -> None:
+def _catalogue_shoe_tables(store: Store) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The catalogue's shoe list of every file and its shoe index, on this thread's own
+    reader."""
+    db = store.journal.reader()
+    return (_sql_frame(db, "catalog_shoes", _KEYS),
+            _sql_frame(db, "shoe_index", {**catalog.INDEX_SCHEMA, "path": pl.String}))
+
+
+def _attempt(read: Callable[[Store, FileEntry], pl.DataFrame], store: Store,
+             entry: FileEntry) -> pl.DataFrame | None:
+    """``read(store, entry)`` ahead of the checks, or None where the file does not read (a
+    missing or altered file: the checks name it and never use what it holds)."""
+    try:
+        return read(store, entry)
+    except (OSError, pl.exceptions.PolarsError, pa.ArrowException):
+        return None
+
+
+def _read(pool: Executor, read: Callable[[Store, FileEntry], pl.DataFrame], store: Store,
+          entries: list[FileEntry], ahead: dict[str, Future[pl.DataFrame | None]]
+          ) -> list[pl.DataFrame]:
+    """What intact files hold: read ahead, or read now (a file only the journal lists, or
+    one that did not read ahead, which raises here)."""
+    later = [ahead.get(e.path) or pool.submit(read, store, e) for e in entries]
+    done = [f.result() for f in later]
+    return [read(store, e) if d is None else d for d, e in zip(done, entries, strict=True)]
+
+
+def _differ(mine: pl.DataFrame, theirs: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    """The rows of either frame that the other lacks (nulls equal). The two frames are first
+    compared whole, sorted by their keys: when nothing was changed, as almost always, that
+    is cheaper than the two joins that name what differs."""
+    if mine.height == theirs.height and mine.sort(keys).equals(theirs.sort(keys)):
+        return mine.clear()
+    return pl.concat([mine.join(theirs, on=mine.columns, how="anti", nulls_equal=True),
+                      theirs.join(mine, on=mine.columns, how="anti", nulls_equal=True)])
+
+
+def _held_twice(store: Store, intact: list[FileEntry], report: Report, pool: Executor,
+                shoe_tables: tuple[pl.DataFrame, pl.DataFrame],
+                ahead: dict[str, Future[pl.DataFrame | None]]) -> None:
     """Files against the catalogue's shoe lists and shoe index; coups or shoe rows stored
     twice; imported copies of live shoes. Frames, not loops: one pass a file."""
     db = store.journal.connection()
     coups_files = [e for e in intact if e.table == "coups"]
     shoe_files = [e for e in intact if e.table == "shoes"]
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        # the catalogue's two shoe tables are fetched (each on its thread's own reader)
-        # while the files' keys are read
-        listed_later = pool.submit(lambda: _sql_frame(store.journal.reader(), "catalog_shoes",
-                                                      _KEYS))
-        indexed_later = pool.submit(lambda: _sql_frame(
-            store.journal.reader(), "shoe_index", {**catalog.INDEX_SCHEMA, "path": pl.String}
-        ) if shoe_files else None)
-        found = pl.concat([pl.DataFrame(schema=_KEYS), *pool.map(
-            lambda e: _keys(store, e), coups_files)])
-        listed, indexed_all = listed_later.result(), indexed_later.result()
+    found = pl.concat([pl.DataFrame(schema=_KEYS),
+                       *_read(pool, _keys, store, coups_files, ahead)])
+    listed, indexed_all = shoe_tables
     listed = listed.filter(pl.col("path").is_in([e.path for e in coups_files]))
-    differ = pl.concat([found.join(listed, on=list(_KEYS), how="anti"),
-                        listed.join(found, on=list(_KEYS), how="anti")])
+    differ = _differ(found, listed, list(_KEYS))
     for path in sorted(set(differ["path"].to_list())):
         report.add("catalogue", path, "the shoes this file holds are not the shoes the "
                                       "catalogue lists for it")
@@ -246,14 +296,12 @@ def _held_twice(store: Store, intact: list[FileEntry], report: Report) -> None:
         if numbers.n_unique() != numbers.len():
             report.add("held twice", f"{table_id}/{shoe_id}",
                        f"coups of this shoe are stored in more than one file ({', '.join(paths)})")
-    frames = [pl.read_parquet(store.root / e.path).with_columns(pl.lit(e.path).alias("path"))
-              for e in shoe_files]
-    if frames and indexed_all is not None:
+    frames = _read(pool, _shoes_rows, store, shoe_files, ahead)
+    if frames:
         rows = pl.concat(frames, how="vertical_relaxed")
-        mine = _index_of(frames)
+        mine = _index_of(rows)
         indexed = indexed_all.filter(pl.col("path").is_in([e.path for e in shoe_files]))
-        wrong = pl.concat([mine.join(indexed, on=mine.columns, how="anti", nulls_equal=True),
-                           indexed.join(mine, on=mine.columns, how="anti", nulls_equal=True)])
+        wrong = _differ(mine, indexed, list(_KEYS))
         for path in sorted(set(wrong["path"].to_list())):
             report.add("catalogue", path, "the shoe index does not list this file's shoes "
                                           "as the file holds them")
@@ -270,10 +318,15 @@ def _held_twice(store: Store, intact: list[FileEntry], report: Report) -> None:
                    f"a live shoe of the journal is also stored as another shoe's file ({path})")
 
 
-def _index_of(frames: list[pl.DataFrame]) -> pl.DataFrame:
-    """The shoe index rows the shoes files give (as the store writes them), with paths."""
-    return pl.concat([shoe_index_frame(frame.drop("path")).with_columns(
-        pl.lit(frame["path"][0]).alias("path")) for frame in frames])
+def _shoes_rows(store: Store, entry: FileEntry) -> pl.DataFrame:
+    """A shoes file's rows, with its path."""
+    return pl.read_parquet(store.root / entry.path).with_columns(pl.lit(entry.path).alias("path"))
+
+
+def _index_of(rows: pl.DataFrame) -> pl.DataFrame:
+    """The shoe index rows the shoes files' rows give (as the store writes them, a row
+    each), with their paths."""
+    return shoe_index_frame(rows.drop("path")).with_columns(rows["path"])
 
 
 _PAYLOAD = pl.Struct({"coup": pl.Int64, "outcome": pl.String,
@@ -302,10 +355,12 @@ def entered_coups(db: Any) -> pl.DataFrame:
     return conform(coups, "coups")
 
 
-def _sealed_against_journal(store: Store, seals: list[Event], live: dict[str, FileEntry],
-                            report: Report) -> None:
-    """Each sealed shoe's journaled coups file content against its coup_entered events."""
+def _sealed_against_journal(store: Store) -> Report:
+    """Each sealed shoe's journaled coups file content against its coup_entered events (a
+    report of its own: it runs beside the other checks, on this thread's connection)."""
+    report = Report()
     db = store.journal.connection()
+    seals = store.journal.of_kinds(("shoe_sealed",))
     digests = {(t, s): d for t, s, d in shoe_digests(entered_coups(db)).iter_rows()}
     opened = {(r[0], r[1]) for r in db.execute(
         "SELECT table_id, shoe_id FROM events WHERE kind = 'shoe_opened'")}
@@ -324,6 +379,7 @@ def _sealed_against_journal(store: Store, seals: list[Event], live: dict[str, Fi
         if not files or files[0].get("content") != expected:
             report.add("differs from journal", f"{key[0]}/{key[1]}",
                        "the sealed file's coups are not the coups its journal events entered")
+    return report
 
 
 def _decode(store: Store, intact: list[FileEntry], report: Report) -> None:
