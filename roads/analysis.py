@@ -15,9 +15,11 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from roads.stats.columns import NotInRuns, ShoeColumns, columns_of
 from roads.stats.integrity import Checked, IntegrityScan
 from roads.stats.partials import Partial, combine, grouped, partial, with_rules
 from roads.stats.per_shoe import shoe_summary
@@ -59,50 +61,50 @@ def _scan(store: Store, sel: Selection, shoes: pl.DataFrame,
           scan: IntegrityScan | None) -> Partial | None:
     """One pass over the selection's files: the combined statistics partial (None: no
     coups), and the integrity checks merged into ``scan`` when given."""
+    from roads.stats.one_pass import checks_of, statistics_of
+
     split = store.read.split_shoes(sel)
-    cut = pl.DataFrame(sorted(split), schema=["table_id", "shoe_id"], orient="row")
 
-    def piece(frame: pl.DataFrame) -> tuple[Partial, Checked | None] | None:
+    def piece(cols: ShoeColumns) -> tuple[Partial, Checked | None, bool] | None:
         if split:
-            frame = frame.join(cut, on=["table_id", "shoe_id"], how="anti")
-        if not frame.height:
+            cols = cols.take_shoes(np.array([key not in split for key in cols.keys.rows()],
+                                            dtype=bool))
+        if not cols.shoes:
             return None
-        grouping = grouped(frame)
-        return (partial(frame, None, grouping),
-                scan.check(grouping[0], grouping) if scan is not None else None)
+        return (statistics_of(cols), checks_of(cols, scan) if scan is not None else None,
+                cols.timed)
 
-    def one(read: Callable[[bool], Iterator[pl.DataFrame]]
-            ) -> list[tuple[Partial, Checked | None]]:
-        """A file's results, piece by piece; read whole if a shoe came back in two pieces
-        (a file whose shoes are not each one run of rows)."""
-        done, seen = [], 0
-        for frame in read(True):
-            found = piece(frame)
-            if found is not None:
-                done.append(found)
-                seen += found[0].by_shoe.height
-        if len(done) > 1 and pl.concat([d[0].by_shoe.select("table_id", "shoe_id")
-                                        for d in done]).n_unique() < seen:
-            done = [d for d in map(piece, read(False)) if d is not None]
-        return done
+    def one(read: Callable[[bool], Iterator[ShoeColumns]]
+            ) -> list[tuple[Partial, Checked | None, bool]]:
+        """A file's results, piece by piece; read whole if its shoes are not runs of rows."""
+        try:
+            return [d for d in map(piece, read(True)) if d is not None]
+        except NotInRuns:
+            return [d for d in map(piece, read(False)) if d is not None]
 
-    parts = []
-    for done in _in_order(one, store.read.statistics_readers(sel, cards=scan is not None)):
+    parts, timed = [], True
+    for done in _in_order(one, store.read.shoe_columns(sel)):
         for found in done:
             parts.append(found[0])
+            timed &= found[2]
             if scan is not None:
                 scan.merge(found[1])
     if split:
         whole = to_statistics(store.read.coups(Selection(
             sel.table_id, sel.shoe_id, sel.start, sel.end, shoes=split)), cards=True)
         if whole.height:
-            parts.append(partial(whole, None))
+            cols = columns_of(whole)
+            parts.append(statistics_of(cols))
+            timed &= cols.timed
             if scan is not None:
-                scan.add(whole, whole=True)
+                scan.merge(checks_of(cols, scan))
     if not parts:
         return None
     combined = combine(parts)
     parts.clear()  # the pieces' rows are not held beside the combined ones
+    if not timed:  # as the whole slice at once: no pace when some coup has no time
+        combined = Partial(combined.by_shoe.with_columns(pl.lit(-1, pl.Int64).alias("span_us")),
+                           combined.sequence)
     return with_rules(combined, shoes)
 
 

@@ -21,6 +21,7 @@ import polars as pl
 
 from roads import replay as k
 from roads.cards import CARD_CODES, RANK_BURN
+from roads.rules import RuleSet
 from roads.schema import NO_CARD, conform, repeats_a_shoe
 from roads.stats.expect import shoe_rules
 from roads.stats.partials import grouped
@@ -236,10 +237,10 @@ class IntegrityScan:
         keys = cards.select(pl.col("table_id", "shoe_id").cast(pl.String))[offsets[:-1]]
         p = np.ascontiguousarray(_slots(cards, "player"))
         b = np.ascontiguousarray(_slots(cards, "banker"))
-        found, sketch, size = _shoe_findings(keys, offsets, p, b, self._rows_of(keys))
+        found, sketch, size = _shoe_findings(keys, offsets, p, b, self.rows_of(keys))
         return Checked(keys, _row_findings(cards, p, b) + found, sketch, size)
 
-    def _rows_of(self, keys: pl.DataFrame) -> pl.DataFrame:
+    def rows_of(self, keys: pl.DataFrame) -> pl.DataFrame:
         """The shoe rows of a batch's shoes (with any row whose key hash collides)."""
         wanted = keys.select(_key_hash()).to_series().to_numpy()
         low = np.searchsorted(self._hashes, wanted, side="left")
@@ -396,34 +397,61 @@ class WindowTable:
         return pairs, kept
 
 
-def _shoe_findings(keys: pl.DataFrame, offsets: np.ndarray, p: np.ndarray, b: np.ndarray,
-                   known: pl.DataFrame
-                   ) -> tuple[list[dict[str, Any]], np.ndarray, np.ndarray]:
-    """Per shoe of one batch: its inventory, burn, end-rule and ordered-run findings, and
-    the sketch of its card sequence (with how many fingerprints it holds)."""
+@dataclass(frozen=True)
+class ShoeInfo:
+    """What the per-shoe checks need of each shoe of a batch, from the shoes table."""
+
+    rules: list[RuleSet]
+    decks: np.ndarray  # int64
+    burned: np.ndarray  # cards burned (0: none recorded)
+    exposed: np.ndarray  # the exposed burn card's code, -1: no burn
+    cut: np.ndarray  # the cut card's index in a complete shoe, else -1
+    end_rule: np.ndarray  # 0 finish-plus-one, 1 last-coup, -1 not judged (no burn)
+
+
+def shoe_info(keys: pl.DataFrame, offsets: np.ndarray, known: pl.DataFrame) -> ShoeInfo:
+    """The shoes table's facts for a batch's shoes (``known``: their rows)."""
     info = keys.join(known, on=["table_id", "shoe_id"], how="left", maintain_order="left")
     named = {pair: shoe_rules(*pair) for pair in set(zip(
         info["rules"].to_list(), info["decks"].to_list(), strict=True))}
     rules = [named[pair] for pair in zip(info["rules"].to_list(), info["decks"].to_list(),
                                          strict=True)]
-    decks = np.array([r.decks for r in rules], dtype=np.int64)
     burned = info["burn_cards"].list.len().fill_null(0).to_numpy().astype(np.int64)
     exposed = info["burn_cards"].list.first().to_physical().fill_null(-1).to_numpy() \
         .astype(np.int64)  # -1: no burn
     # The end rule can only be judged on a complete shoe (all its recorded coups present).
-    coups_in_shoe = np.diff(offsets)
-    complete = info["coups"].fill_null(-1).to_numpy() == coups_in_shoe
+    complete = info["coups"].fill_null(-1).to_numpy() == np.diff(offsets)
     cut = np.where(complete, info["cut_card_index"].fill_null(-1).to_numpy(), -1) \
         .astype(np.int64)
     end_rule = np.where(exposed >= 0, np.array(
         [0 if r.end_rule == "finish-plus-one" else 1 for r in rules], dtype=np.int64), -1)
+    return ShoeInfo(rules, np.array([r.decks for r in rules], dtype=np.int64), burned,
+                    exposed, cut, end_rule)
+
+
+def _shoe_findings(keys: pl.DataFrame, offsets: np.ndarray, p: np.ndarray, b: np.ndarray,
+                   known: pl.DataFrame
+                   ) -> tuple[list[dict[str, Any]], np.ndarray, np.ndarray]:
+    """Per shoe of one batch: its inventory, burn, end-rule and ordered-run findings, and
+    the sketch of its card sequence (with how many fingerprints it holds)."""
+    info = shoe_info(keys, offsets, known)
     n = len(offsets) - 1
     over = np.zeros((n, 2), dtype=np.int64)
     runs = np.zeros((n, 2), dtype=np.int64)
     end = np.zeros(n, dtype=np.int64)
     sketch = np.zeros((n, SKETCH), dtype=np.uint64)
     size = np.zeros(n, dtype=np.int64)
-    _shoe_pass(p, b, offsets, decks, burned, cut, end_rule, over, runs, end, sketch, size)
+    _shoe_pass(p, b, offsets, info.decks, info.burned, info.cut, info.end_rule, over, runs,
+               end, sketch, size)
+    return shoe_findings(keys, offsets, info, over, runs, end), sketch, size
+
+
+def shoe_findings(keys: pl.DataFrame, offsets: np.ndarray, info: ShoeInfo, over: np.ndarray,
+                  runs: np.ndarray, end: np.ndarray) -> list[dict[str, Any]]:
+    """The findings of :func:`_shoe_pass`'s figures (Python only for the flagged shoes)."""
+    decks, burned, exposed, cut, rules = (info.decks, info.burned, info.exposed, info.cut,
+                                          info.rules)
+    coups_in_shoe = np.diff(offsets)
     want = np.asarray(RANK_BURN, dtype=np.int64)[np.maximum(exposed, 0) // 4]
     bad_burn = (exposed >= 0) & (burned - 1 != want)
     n_cards = np.maximum(6 * coups_in_shoe, 1)
@@ -457,7 +485,7 @@ def _shoe_findings(keys: pl.DataFrame, offsets: np.ndarray, p: np.ndarray, b: np
                     f"{runs[s, column]} cards in a row {what} — a run that long is expected "
                     f"about {chances[column][s]:.1e} times in a shuffled shoe (cards in deck "
                     "order?)"))
-    return found, sketch, size
+    return found
 
 
 def _row_findings(cards: pl.DataFrame, p: np.ndarray, b: np.ndarray) -> list[dict[str, Any]]:
@@ -481,11 +509,27 @@ def _row_findings(cards: pl.DataFrame, p: np.ndarray, b: np.ndarray) -> list[dic
         k.check_rows(values["p"], np.ascontiguousarray(p), count["p"], kind, values["b"],
                      np.ascontiguousarray(b), count["b"], kind, outcome, p_total, b_total, natural,
                      p_pair, b_pair, o1, o2, o3, o4, o5, o6, flags, reason, level)
+    return row_findings(flags, cards.select("table_id", "shoe_id", "coup"))
+
+
+def row_findings(flags: np.ndarray, where: pl.DataFrame | None = None,
+                 named: tuple[pl.DataFrame, np.ndarray, np.ndarray] | None = None
+                 ) -> list[dict[str, Any]]:
+    """The findings of the row replay's ``flags``, one per check and shoe, coups in row
+    order. The rows are named by ``where`` (table_id, shoe_id, coup of each row) or by
+    ``named`` (the shoes' keys, their offsets and each row's coup)."""
     findings: list[dict[str, Any]] = []
     hit = np.flatnonzero(flags)
     if not len(hit):
         return findings
-    rows = cards.select("table_id", "shoe_id", "coup")[hit].rows()
+    if where is not None:
+        rows = where[hit].rows()
+    else:
+        assert named is not None
+        keys, offsets, coup = named
+        shoe = np.searchsorted(offsets, hit, side="right") - 1
+        rows = [(*keys.row(s), c) for s, c in zip(shoe.tolist(), coup[hit].tolist(),
+                                                  strict=True)]
     grouped_hits: dict[tuple[str, str, str, str, str], list[int]] = {}
     for (table, shoe, coup), f in zip(rows, flags[hit].tolist(), strict=True):
         for bit, check, severity, text in _ROW_CHECKS:
