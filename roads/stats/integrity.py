@@ -65,8 +65,9 @@ def _shoe_pass(p: np.ndarray, b: np.ndarray, offsets: np.ndarray, decks: np.ndar
     starts = np.empty(longest + 1, dtype=np.int64)
     sampled = np.empty(6 * longest + 6, dtype=np.uint64)
     mask = np.uint64(_MASK48)
+    counts = np.zeros(52, dtype=np.int64)
     for s in range(offsets.shape[0] - 1):
-        counts = np.zeros(52, dtype=np.int64)
+        counts[:] = 0
         m = 0
         for c, i in enumerate(range(offsets[s], offsets[s + 1])):
             starts[c] = m
@@ -78,23 +79,35 @@ def _shoe_pass(p: np.ndarray, b: np.ndarray, offsets: np.ndarray, decks: np.ndar
                     seq[m] = b[i, j]
                     m += 1
         coups = offsets[s + 1] - offsets[s]
+        # one loop over the cards: inventory, ordered runs, sampled window fingerprints
+        best_suit = 1
+        best_rank = 1
+        run_suit = 1
+        run_rank = 1
+        window = np.uint64(0)
+        k = 0
+        previous = 0
         for t in range(m):
-            counts[seq[t]] += 1
+            card = np.int64(seq[t])  # 0..51: suit card & 3, rank card >> 2
+            counts[card] += 1
+            if t > 0:
+                run_suit = run_suit + 1 if card & 3 == previous & 3 else 1
+                run_rank = run_rank + 1 if card >> 2 == (previous >> 2) + 1 else 1
+                best_suit = max(best_suit, run_suit)
+                best_rank = max(best_rank, run_rank)
+            previous = card
+            window = ((window << np.uint64(6)) | np.uint64(card)) & mask
+            if t >= _WINDOW - 1:
+                h = _mix(window)
+                if h % np.uint64(_SAMPLE) == 0:
+                    sampled[k] = h
+                    k += 1
         worst = 0
         for card in range(52):
             if counts[card] > decks[s] and counts[card] > counts[worst]:
                 worst = card
         over[s, 0] = worst if counts[worst] > decks[s] else -1
         over[s, 1] = counts[worst]
-        best_suit = 1
-        best_rank = 1
-        run_suit = 1
-        run_rank = 1
-        for t in range(1, m):
-            run_suit = run_suit + 1 if seq[t] % 4 == seq[t - 1] % 4 else 1
-            run_rank = run_rank + 1 if seq[t] // 4 == seq[t - 1] // 4 + 1 else 1
-            best_suit = max(best_suit, run_suit)
-            best_rank = max(best_rank, run_rank)
         runs[s, 0] = best_suit if m else 0
         runs[s, 1] = best_rank if m else 0
         end[s] = -1
@@ -106,16 +119,8 @@ def _shoe_pass(p: np.ndarray, b: np.ndarray, offsets: np.ndarray, decks: np.ndar
             elif last_coup_rule[s] == 1:  # last-coup
                 last_card = burned[s] + m - 1
                 end[s] = 0 if last_card >= cut[s] and first_of_last - 1 < cut[s] else 1
-        window = np.uint64(0)
-        k = 0
-        for t in range(m):
-            window = ((window << np.uint64(6)) | np.uint64(seq[t])) & mask
-            if t >= _WINDOW - 1:
-                h = _mix(window)
-                if h % np.uint64(_SAMPLE) == 0:
-                    sampled[k] = h
-                    k += 1
-        kept = np.sort(sampled[:k])
+        kept = sampled[:k]
+        kept.sort()  # in place: no array per shoe
         n = 0
         for t in range(k):
             if n == SKETCH:
