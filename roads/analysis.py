@@ -123,6 +123,8 @@ def statistics(store: Store, sel: Selection = ALL, level: float = 0.99,
     shoe), from one read of each file."""
     shoes = store.read.shoes(_shoes_of(sel))
     scan = IntegrityScan(shoes) if integrity else None
+    # only the rule sets are needed from here on (a store's shoes table is not held twice)
+    shoes = shoes.select("table_id", "shoe_id", "rules", "decks")
     part = _scan(store, sel, shoes, scan)
     result: dict[str, Any] = report_of_partial(part, level) if part is not None else {
         "statistics": {"coups": 0, "shoes": 0}, "randomness": None}

@@ -128,13 +128,14 @@ def with_rules(part: Partial, shoes: pl.DataFrame) -> Partial:
     decks = pl.col("decks") if "decks" in shoes.columns else pl.lit(None, pl.Int8).alias("decks")
     rules = shoes.select("table_id", "shoe_id", "rules", decks)
     counts = part.by_shoe.drop("rules", "decks", strict=False)
+    keys = counts.select("table_id", "shoe_id")  # joined alone: the counts are not copied
     try:  # a store's shoes are listed once: no de-duplication pass over all of them
-        by_shoe = counts.join(rules, on=["table_id", "shoe_id"], how="left",
-                              maintain_order="left", validate="m:1")
+        found = keys.join(rules, on=["table_id", "shoe_id"], how="left",
+                          maintain_order="left", validate="m:1")
     except pl.exceptions.PolarsError:  # a shoe listed twice
-        by_shoe = counts.join(rules.unique(["table_id", "shoe_id"]), on=["table_id", "shoe_id"],
-                              how="left", maintain_order="left")
-    by_shoe = by_shoe.with_columns(pl.col("rules").fill_null("standard-8"))
+        found = keys.join(rules.unique(["table_id", "shoe_id"]), on=["table_id", "shoe_id"],
+                          how="left", maintain_order="left")
+    by_shoe = counts.with_columns(found["rules"].fill_null("standard-8"), found["decks"])
     return Partial(by_shoe, part.sequence)
 
 
