@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from roads.stats.columns import NotInRuns, ShoeColumns, columns_of
 from roads.stats.integrity import Checked, IntegrityScan
-from roads.stats.partials import Partial, combine, grouped, partial, with_rules
+from roads.stats.partials import Partial, combine, partial, with_rules
 from roads.stats.per_shoe import shoe_summary
 from roads.stats.report import report_of_partial, shoe_odds
 from roads.store import ALL, Selection, Store, to_statistics

@@ -86,7 +86,7 @@ def _shoe_pass(p: np.ndarray, b: np.ndarray, offsets: np.ndarray, decks: np.ndar
         run_rank = 1
         window = np.uint64(0)
         k = 0
-        previous = 0
+        previous = np.int64(0)
         for t in range(m):
             card = np.int64(seq[t])  # 0..51: suit card & 3, rank card >> 2
             counts[card] += 1
@@ -103,9 +103,9 @@ def _shoe_pass(p: np.ndarray, b: np.ndarray, offsets: np.ndarray, decks: np.ndar
                     sampled[k] = h
                     k += 1
         worst = 0
-        for card in range(52):
-            if counts[card] > decks[s] and counts[card] > counts[worst]:
-                worst = card
+        for code in range(52):
+            if counts[code] > decks[s] and counts[code] > counts[worst]:
+                worst = code
         over[s, 0] = worst if counts[worst] > decks[s] else -1
         over[s, 1] = counts[worst]
         runs[s, 0] = best_suit if m else 0
@@ -532,8 +532,8 @@ def row_findings(flags: np.ndarray, where: pl.DataFrame | None = None,
     else:
         assert named is not None
         keys, offsets, coup = named
-        shoe = np.searchsorted(offsets, hit, side="right") - 1
-        rows = [(*keys.row(s), c) for s, c in zip(shoe.tolist(), coup[hit].tolist(),
+        owner = np.searchsorted(offsets, hit, side="right") - 1
+        rows = [(*keys.row(s), c) for s, c in zip(owner.tolist(), coup[hit].tolist(),
                                                   strict=True)]
     grouped_hits: dict[tuple[str, str, str, str, str], list[int]] = {}
     for (table, shoe, coup), f in zip(rows, flags[hit].tolist(), strict=True):

@@ -36,7 +36,8 @@ def _rewrite(path: Path, frame: pl.DataFrame, row_group_size: int = 300) -> None
 
 def _nth_shoe(frame: pl.DataFrame, n: int) -> pl.Expr:
     key = frame.select("table_id", "shoe_id").unique(maintain_order=True).row(n)
-    return (pl.col("table_id") == key[0]) & (pl.col("shoe_id") == key[1])
+    same: pl.Expr = (pl.col("table_id") == key[0]) & (pl.col("shoe_id") == key[1])
+    return same
 
 
 def _tampered(frame: pl.DataFrame) -> pl.DataFrame:
@@ -113,8 +114,9 @@ def test_the_arrow_columns_equal_the_frame_s(tmp_path: Path, rows: int) -> None:
     keys = pl.concat([p.keys for p in pieces])
     assert not keys.is_duplicated().any()
     whole = columns_of(statistics_columns(path, cards=True))
+    lengths = np.concatenate([np.diff(p.offsets) for p in pieces])
     joined = ShoeColumns(
-        keys=keys, offsets=np.r_[0, np.cumsum(np.concatenate([np.diff(p.offsets) for p in pieces]))],
+        keys=keys, offsets=np.r_[0, np.cumsum(lengths)],
         **{name: np.concatenate([getattr(p, name) for p in pieces]) for name in (
             "coup", "outcome", "player_total", "banker_total", "natural", "player_pair",
             "banker_pair", "cards", "player", "banker", "dealt_at")},
