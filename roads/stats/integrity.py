@@ -63,7 +63,6 @@ def _shoe_pass(p: np.ndarray, b: np.ndarray, offsets: np.ndarray, decks: np.ndar
         longest = max(longest, offsets[s + 1] - offsets[s])
     seq = np.empty(6 * longest + 6, dtype=np.int8)
     starts = np.empty(longest + 1, dtype=np.int64)
-    sampled = np.empty(6 * longest + 6, dtype=np.uint64)
     mask = np.uint64(_MASK48)
     counts = np.zeros(52, dtype=np.int64)
     for s in range(offsets.shape[0] - 1):
@@ -85,7 +84,7 @@ def _shoe_pass(p: np.ndarray, b: np.ndarray, offsets: np.ndarray, decks: np.ndar
         run_suit = 1
         run_rank = 1
         window = np.uint64(0)
-        k = 0
+        n = 0  # fingerprints in the sketch so far
         previous = np.int64(0)
         for t in range(m):
             card = np.int64(seq[t])  # 0..51: suit card & 3, rank card >> 2
@@ -99,9 +98,16 @@ def _shoe_pass(p: np.ndarray, b: np.ndarray, offsets: np.ndarray, decks: np.ndar
             window = ((window << np.uint64(6)) | np.uint64(card)) & mask
             if t >= _WINDOW - 1:
                 h = _mix(window)
-                if h % np.uint64(_SAMPLE) == 0:
-                    sampled[k] = h
-                    k += 1
+                if h % np.uint64(_SAMPLE) == 0 and (n < SKETCH or h < sketch[s, n - 1]):
+                    # into the ascending sketch, which keeps the SKETCH smallest distinct
+                    j = n
+                    while j > 0 and sketch[s, j - 1] > h:
+                        j -= 1
+                    if j == 0 or sketch[s, j - 1] != h:
+                        for q in range(min(n, SKETCH - 1), j, -1):
+                            sketch[s, q] = sketch[s, q - 1]
+                        sketch[s, j] = h
+                        n = min(n + 1, SKETCH)
         worst = 0
         for code in range(52):
             if counts[code] > decks[s] and counts[code] > counts[worst]:
@@ -119,15 +125,6 @@ def _shoe_pass(p: np.ndarray, b: np.ndarray, offsets: np.ndarray, decks: np.ndar
             elif last_coup_rule[s] == 1:  # last-coup
                 last_card = burned[s] + m - 1
                 end[s] = 0 if last_card >= cut[s] and first_of_last - 1 < cut[s] else 1
-        kept = sampled[:k]
-        kept.sort()  # in place: no array per shoe
-        n = 0
-        for t in range(k):
-            if n == SKETCH:
-                break
-            if t == 0 or kept[t] != kept[t - 1]:
-                sketch[s, n] = kept[t]
-                n += 1
         sketch_size[s] = n
 
 

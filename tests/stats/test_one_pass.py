@@ -11,6 +11,8 @@ import numpy as np
 import polars as pl
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from roads.analysis import statistics
 from roads.rules import get_rules
@@ -137,3 +139,44 @@ def test_a_file_not_in_runs_is_noticed_and_read_another_way(tmp_path: Path) -> N
         with pytest.raises(NotInRuns):
             list(part_columns(path, 500))
         assert statistics(store) == expected
+
+
+def _fingerprint(window: int) -> int:
+    """MurmurHash3's finaliser in Python integers (the oracle of the kernel's ``_mix``)."""
+    mask = (1 << 64) - 1
+    window ^= window >> 33
+    window = (window * 0xFF51AFD7ED558CCD) & mask
+    window ^= window >> 33
+    window = (window * 0xC4CEB9FE1A85EC53) & mask
+    return window ^ (window >> 33)
+
+
+@settings(max_examples=40, deadline=None)
+@given(shoes=st.lists(st.lists(st.integers(0, 51), min_size=0, max_size=400), min_size=1,
+                      max_size=4))
+def test_a_shoe_s_sketch_is_its_smallest_distinct_sampled_windows(shoes: list[list[int]]
+                                                                   ) -> None:
+    """The shoe pass keeps, per shoe, the SKETCH smallest distinct fingerprints of its
+    8-card windows whose fingerprint is a multiple of 8, ascending: against Python."""
+    from roads.stats.integrity import SKETCH, _shoe_pass
+
+    coups = [[cards[i:i + 4] for i in range(0, len(cards) - 3, 4)] for cards in shoes]
+    rows = [c for shoe in coups for c in shoe]
+    p = np.full((len(rows), 3), 255, dtype=np.uint8)
+    b = np.full((len(rows), 3), 255, dtype=np.uint8)
+    for r, (p1, b1, p2, b2) in enumerate(rows):  # dealt P, B, P, B
+        p[r, :2], b[r, :2] = (p1, p2), (b1, b2)
+    offsets = np.r_[0, np.cumsum([len(c) for c in coups])].astype(np.int64)
+    n = len(coups)
+    none = np.full(n, -1, dtype=np.int64)
+    sketch = np.zeros((n, SKETCH), dtype=np.uint64)
+    size = np.zeros(n, dtype=np.int64)
+    _shoe_pass(p, b, offsets, np.full(n, 8, dtype=np.int64), none + 1, none, none,
+               np.zeros((n, 2), dtype=np.int64), np.zeros((n, 2), dtype=np.int64),
+               np.zeros(n, dtype=np.int64), sketch, size)
+    for s, shoe in enumerate(coups):
+        seq = [card for c in shoe for card in c]
+        windows = {_fingerprint(int("".join(f"{c:06b}" for c in seq[t - 7:t + 1]), 2))
+                   for t in range(7, len(seq))}
+        expected = sorted(h for h in windows if h % 8 == 0)[:SKETCH]
+        assert sketch[s, :size[s]].tolist() == expected
