@@ -2,10 +2,11 @@
 cores' results out (``roads stats``, ``check``, ``summary``, ``batch``, the dashboard).
 
 The statistics and the integrity checks share one read of each file (two files at a time,
-each in pieces of whole shoes; partials combine exactly, checks merge piece by piece), so
-their memory does not grow with the coups or the size of a file: what is kept is a row of
-counts per shoe, the findings and the integrity checks' fixed-size window table. Shoes cut
-across files are read whole at the end.
+each in pieces of whole shoes as flat arrays, with one compiled pass of each per piece;
+partials combine exactly, checks merge piece by piece), so their memory does not grow with
+the coups or the size of a file: what is kept is a row of counts per shoe, the findings and
+the integrity checks' fixed-size window table. Shoes cut across files are read whole at the
+end.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import pyarrow as pa
 
 from roads.stats.columns import NotInRuns, ShoeColumns, columns_of
 from roads.stats.integrity import Checked, IntegrityScan
+from roads.stats.one_pass import checks_of, statistics_of
 from roads.stats.partials import Partial, combine, partial, with_rules
 from roads.stats.per_shoe import shoe_summary
 from roads.stats.report import report_of_partial, shoe_odds
@@ -61,8 +63,6 @@ def _scan(store: Store, sel: Selection, shoes: pl.DataFrame,
           scan: IntegrityScan | None) -> Partial | None:
     """One pass over the selection's files: the combined statistics partial (None: no
     coups), and the integrity checks merged into ``scan`` when given."""
-    from roads.stats.one_pass import checks_of, statistics_of
-
     split = store.read.split_shoes(sel)
 
     def piece(cols: ShoeColumns) -> tuple[Partial, Checked | None, bool] | None:

@@ -10,6 +10,7 @@ Only the store reads its files; the read port hands these out (``Reader.shoe_col
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -107,70 +108,82 @@ def _hand(array: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     return slots, count
 
 
-class _Group:
-    """One row group's arrays, with the runs of rows of one shoe and their keys."""
+@dataclass(frozen=True)
+class _Rows:
+    """Rows read so far: their arrays, where each run of one shoe's rows starts, the runs'
+    keys, and whether every row has its time."""
 
-    def __init__(self, table: pa.Table) -> None:
-        def column(name: str) -> Any:
-            found = table.column(name)
-            return found.chunk(0) if found.num_chunks == 1 else found.combine_chunks()
+    arrays: dict[str, np.ndarray]
+    starts: np.ndarray
+    keys: pl.DataFrame
+    timed: bool
 
-        table_id, shoe_id = column("table_id"), column("shoe_id")
-        t, s = _indices(table_id), _indices(shoe_id)
-        change = (t[1:] != t[:-1]) | (s[1:] != s[:-1])
-        self.starts = np.r_[0, np.flatnonzero(change) + 1].astype(np.int64) if len(t) else \
-            np.zeros(0, dtype=np.int64)
-        self.keys = pl.DataFrame({
-            "table_id": pl.Series(table_id.dictionary.to_pylist(), dtype=pl.String)
-            .gather(t[self.starts]),
-            "shoe_id": pl.Series(shoe_id.dictionary.to_pylist(), dtype=pl.String)
-            .gather(s[self.starts])})
-        outcome = column("outcome")
-        lut = np.array([_OUTCOME[o] for o in outcome.dictionary.to_pylist()] or [0],
-                       dtype=np.int8)
-        coup = column("coup")
-        if coup.null_count:
-            raise NotInRuns("a null coup number")
-        dealt = column("dealt_at")
-        player, p_count = _hand(column("player_cards"))
-        banker, b_count = _hand(column("banker_cards"))
-        cards = p_count + b_count
-        cards[(p_count < 0) | (b_count < 0)] = -1
-        self.rows = len(t)
-        self.timed = dealt.null_count == 0
-        self.arrays = {
-            "coup": _plain(coup, np.int32), "outcome": lut[_indices(outcome)],
-            **{name: _small(column(name)) for name in (
-                "player_total", "banker_total", "natural", "player_pair", "banker_pair")},
-            "cards": cards.astype(np.int8), "player": player, "banker": banker,
-            "dealt_at": _plain(dealt, np.int64)}
+    @property
+    def rows(self) -> int:
+        return len(self.arrays["coup"])
 
 
-def _piece(groups: list[_Group]) -> tuple[dict[str, np.ndarray], np.ndarray, pl.DataFrame,
-                                          bool]:
-    """Row groups as one: arrays, run starts and keys (a run cut by a group boundary
-    joined again), and whether every coup has its time."""
-    arrays = {name: np.concatenate([g.arrays[name] for g in groups])
-              for name in groups[0].arrays} if len(groups) > 1 else groups[0].arrays
-    shift = np.cumsum([0, *(g.rows for g in groups[:-1])])
-    starts = np.concatenate([g.starts + d for g, d in zip(groups, shift, strict=True)])
-    keys = pl.concat([g.keys for g in groups])
+def _group(table: pa.Table) -> _Rows:
+    """One row group's rows."""
+    def column(name: str) -> Any:
+        found = table.column(name)
+        return found.chunk(0) if found.num_chunks == 1 else found.combine_chunks()
+
+    table_id, shoe_id = column("table_id"), column("shoe_id")
+    t, s = _indices(table_id), _indices(shoe_id)
+    starts = np.r_[0, np.flatnonzero((t[1:] != t[:-1]) | (s[1:] != s[:-1])) + 1] \
+        .astype(np.int64) if len(t) else np.zeros(0, dtype=np.int64)
+    keys = pl.DataFrame({
+        "table_id": pl.Series(table_id.dictionary.to_pylist(), dtype=pl.String)
+        .gather(t[starts]),
+        "shoe_id": pl.Series(shoe_id.dictionary.to_pylist(), dtype=pl.String)
+        .gather(s[starts])})
+    outcome = column("outcome")
+    lut = np.array([_OUTCOME[o] for o in outcome.dictionary.to_pylist()] or [0],
+                   dtype=np.int8)
+    coup = column("coup")
+    if coup.null_count:
+        raise NotInRuns("a null coup number")
+    dealt = column("dealt_at")
+    player, p_count = _hand(column("player_cards"))
+    banker, b_count = _hand(column("banker_cards"))
+    cards = p_count + b_count
+    cards[(p_count < 0) | (b_count < 0)] = -1
+    arrays = {
+        "coup": _plain(coup, np.int32), "outcome": lut[_indices(outcome)],
+        **{name: _small(column(name)) for name in (
+            "player_total", "banker_total", "natural", "player_pair", "banker_pair")},
+        "cards": cards.astype(np.int8), "player": player, "banker": banker,
+        "dealt_at": _plain(dealt, np.int64)}
+    return _Rows(arrays, starts, keys, dealt.null_count == 0)
+
+
+def _joined(parts: list[_Rows]) -> _Rows:
+    """Consecutive rows as one (a run cut by a row-group boundary joined again)."""
+    if len(parts) == 1:
+        return parts[0]
+    arrays = {name: np.concatenate([p.arrays[name] for p in parts]) for name in parts[0].arrays}
+    shift = np.cumsum([0, *(p.rows for p in parts[:-1])])
+    starts = np.concatenate([p.starts + d for p, d in zip(parts, shift, strict=True)])
+    keys = pl.concat([p.keys for p in parts])
     same = keys.select((pl.col("table_id") == pl.col("table_id").shift())
                        & (pl.col("shoe_id") == pl.col("shoe_id").shift())).to_series()
     apart = ~same.fill_null(False).to_numpy()
-    return arrays, starts[apart], keys.filter(pl.Series(apart)), all(g.timed for g in groups)
+    return _Rows(arrays, starts[apart], keys.filter(pl.Series(apart)),
+                 all(p.timed for p in parts))
 
 
-def _columns(arrays: dict[str, np.ndarray], starts: np.ndarray, keys: pl.DataFrame,
-             timed: bool, end: int) -> ShoeColumns:
-    """The shoes starting at ``starts`` (rows up to ``end``); coups must rise in each."""
-    rows = {name: a[:end] for name, a in arrays.items()}
-    offsets = np.r_[starts, end].astype(np.int64)
+def _columns(rows: _Rows, shoes: int) -> ShoeColumns:
+    """The first ``shoes`` runs as whole shoes; coups must rise in each."""
+    end = int(rows.starts[shoes]) if shoes < len(rows.starts) else rows.rows
+    arrays = {name: a[:end] for name, a in rows.arrays.items()}
+    starts = rows.starts[:shoes]
     first = np.zeros(end, dtype=bool)
     first[starts] = True
-    if end > 1 and not (np.diff(rows["coup"])[~first[1:]] > 0).all():
+    if end > 1 and not (np.diff(arrays["coup"])[~first[1:]] > 0).all():
         raise NotInRuns("coups out of order within a shoe")
-    return ShoeColumns(keys=keys, offsets=offsets, **rows, timed=timed)
+    return ShoeColumns(keys=rows.keys[:shoes], offsets=np.r_[starts, end].astype(np.int64),
+                       **arrays, timed=rows.timed)
 
 
 def part_columns(path: Path, rows: int | None = None) -> Iterator[ShoeColumns]:
@@ -178,38 +191,23 @@ def part_columns(path: Path, rows: int | None = None) -> Iterator[ShoeColumns]:
     :class:`NotInRuns` (possibly after some pieces) when its shoes are not runs of rows in
     rising coup order, so the caller can read it another way; pyarrow's errors pass."""
     with pq.ParquetFile(path, read_dictionary=_DICTIONARIES) as file:
-        groups: list[_Group] = []
-        held = 0
-        carry: tuple[dict[str, np.ndarray], np.ndarray, pl.DataFrame, bool] | None = None
+        pending: list[_Rows] = []
         seen: list[pl.DataFrame] = []
         last = file.num_row_groups - 1
         for i in range(file.num_row_groups):
-            groups.append(_Group(file.read_row_group(i, columns=_COLUMNS, use_threads=False)))
-            held += groups[-1].rows
-            if held < (rows or PIECE_ROWS) and i < last:
+            pending.append(_group(file.read_row_group(i, columns=_COLUMNS, use_threads=False)))
+            if sum(p.rows for p in pending) < (rows or PIECE_ROWS) and i < last:
                 continue
-            if carry is not None:
-                groups.insert(0, _carried(*carry))
-            arrays, starts, keys, timed = _piece(groups)
-            total = sum(g.rows for g in groups)
-            groups, held = [], 0
-            if i < last and len(starts):  # the last shoe may go on in the next group
-                cut = int(starts[-1])
-                carry = ({n: a[cut:] for n, a in arrays.items()}, np.zeros(1, np.int64),
-                         keys[-1:], timed)
-                starts, keys = starts[:-1], keys[:-1]
-            else:
-                cut, carry = total, None
-            if len(starts):
-                seen.append(keys)
-                yield _columns(arrays, starts, keys, timed, cut)
+            piece = _joined(pending)
+            shoes = len(piece.starts)
+            pending = []
+            if i < last and shoes:  # the last shoe may go on in the next row group
+                shoes -= 1
+                cut = int(piece.starts[-1])
+                pending = [_Rows({n: a[cut:] for n, a in piece.arrays.items()},
+                                 np.zeros(1, dtype=np.int64), piece.keys[-1:], piece.timed)]
+            if shoes:
+                seen.append(piece.keys[:shoes])
+                yield _columns(piece, shoes)
         if seen and pl.concat(seen).is_duplicated().any():
             raise NotInRuns("a shoe in more than one run of rows")
-
-
-def _carried(arrays: dict[str, np.ndarray], starts: np.ndarray, keys: pl.DataFrame,
-             timed: bool) -> _Group:
-    group = _Group.__new__(_Group)
-    group.arrays, group.starts, group.keys, group.timed = arrays, starts, keys, timed
-    group.rows = len(arrays["coup"])
-    return group
