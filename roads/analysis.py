@@ -22,8 +22,7 @@ import pyarrow as pa
 
 from roads.stats.columns import NotInRuns, ShoeColumns, columns_of
 from roads.stats.integrity import Checked, IntegrityScan
-from roads.stats.one_pass import checks_of, statistics_of
-from roads.stats.partials import Partial, combine, partial, with_rules
+from roads.stats.partials import Partial, combine, partial, statistics_of, with_rules
 from roads.stats.per_shoe import shoe_summary
 from roads.stats.report import report_of_partial, shoe_odds
 from roads.store import ALL, Selection, Store, to_statistics
@@ -71,7 +70,7 @@ def _scan(store: Store, sel: Selection, shoes: pl.DataFrame,
                                             dtype=bool))
         if not cols.shoes:
             return None
-        return (statistics_of(cols), checks_of(cols, scan) if scan is not None else None,
+        return (statistics_of(cols), scan.check(cols) if scan is not None else None,
                 cols.timed)
 
     def one(read: Callable[[bool], Iterator[ShoeColumns]]
@@ -97,7 +96,7 @@ def _scan(store: Store, sel: Selection, shoes: pl.DataFrame,
             parts.append(statistics_of(cols))
             timed &= cols.timed
             if scan is not None:
-                scan.merge(checks_of(cols, scan))
+                scan.merge(scan.check(cols))
     if not parts:
         return None
     combined = combine(parts)

@@ -1,8 +1,9 @@
-"""A batch of whole shoes as flat arrays: what the one-pass statistics and integrity checks
-(:mod:`roads.stats.one_pass`) read.
+"""A batch of whole shoes as flat arrays: what the compiled passes of the statistics
+(:func:`roads.stats.partials.statistics_of`) and the integrity checks
+(:meth:`roads.stats.integrity.IntegrityScan.check`) read.
 
 Why arrays and not a frame: the store fills them straight from a file's Arrow buffers
-(``roads.store.columns``) with no frame built in between, and a compiled pass reads them
+(``roads.store.buffers``) with no frame built in between, and a compiled pass reads them
 with no conversion. Any other source (a corrected file, journaled shoes, a selection) comes
 as a statistics frame and is converted by :func:`columns_of`.
 """
@@ -14,7 +15,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import polars as pl
 
-from roads.schema import CARD_SLOTS, grouped_by_shoe
+from roads.schema import CARD_SLOTS, NO_CARD, grouped_by_shoe
 
 
 class NotInRuns(Exception):
@@ -78,8 +79,16 @@ _ROW_ARRAYS = ("coup", "outcome", "player_total", "banker_total", "natural", "pl
 
 
 def columns_of(frame: pl.DataFrame) -> ShoeColumns:
-    """A statistics frame (``roads.store.to_statistics(..., cards=True)``) as arrays,
-    grouped by shoe (sorted only when it is not already)."""
+    """Coups as arrays, grouped by shoe (sorted only when they are not already): a
+    statistics frame (``roads.store.to_statistics(..., cards=True)``) or canonical coups
+    (their card lists read into slots here)."""
+    if "player_cards" in frame.columns:
+        lists = [pl.col(f"{side}_cards") for side in ("player", "banker")]
+        frame = frame.with_columns(
+            (lists[0].list.len() + lists[1].list.len()).cast(pl.Int8).alias("cards"),
+            *(pl.col(f"{side}_cards").list.get(i, null_on_oob=True).to_physical()
+              .fill_null(NO_CARD).cast(pl.UInt8).alias(f"{side}_{i + 1}")
+              for side in ("player", "banker") for i in range(3)))
     frame, starts = grouped_by_shoe(frame)
     offsets = np.r_[np.flatnonzero(starts), frame.height].astype(np.int64)
     small = frame.select(

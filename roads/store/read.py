@@ -338,11 +338,11 @@ class Reader:
         """:meth:`statistics_readers` (cards included) as
         :class:`~roads.stats.columns.ShoeColumns`, one reader per file. A clean file of a
         selection of everything comes straight from its Arrow buffers, in pieces of whole
-        shoes (``read(True)``; ``roads.store.columns``), which raises ``NotInRuns`` when
+        shoes (``read(True)``; ``roads.store.buffers``), which raises ``NotInRuns`` when
         the file's shoes are not runs of rows: ``read(False)`` then reads it through one
         frame. Anything else comes through its statistics frame."""
         from roads.stats.columns import columns_of
-        from roads.store.columns import part_columns
+        from roads.store.buffers import part_columns
 
         def arrow(entry: FileEntry, whole: Callable[[bool], Iterator[pl.DataFrame]],
                   pieces: bool) -> Iterator[ShoeColumns]:

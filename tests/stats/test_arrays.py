@@ -20,7 +20,7 @@ from roads.simulate import Simulation, write_simulation
 from roads.stats.columns import NotInRuns, ShoeColumns, columns_of
 from roads.stats.report import report
 from roads.store import Store, statistics_columns
-from roads.store.columns import part_columns
+from roads.store.buffers import part_columns
 
 
 def _store(tmp_path: Path, shoes: int = 24) -> tuple[Store, Path]:
