@@ -44,6 +44,13 @@ class ShoeColumns:
     dealt_at: np.ndarray  # int64 microseconds since the epoch (0 where unknown)
     timed: bool  # every coup has its time
 
+    def __post_init__(self) -> None:
+        # One array layout (C order, writable) whatever the source: each layout is another
+        # compilation of the kernels that read these, which `roads prepare` would not meet.
+        for name in ("offsets", *_ROW_ARRAYS):
+            object.__setattr__(self, name, np.require(getattr(self, name),
+                                                      requirements=["C", "W"]))
+
     @property
     def rows(self) -> int:
         return int(self.offsets[-1])

@@ -42,9 +42,15 @@ def _plain(array: pa.Array, dtype: Any) -> np.ndarray:
     pandas, half a second of start-up)."""
     dtype = np.dtype(dtype)
     if not len(array):
-        return np.zeros(0, dtype=dtype)
+        return _read_only(np.zeros(0, dtype=dtype))
     return np.frombuffer(array.buffers()[1], dtype=dtype, count=len(array),
                          offset=array.offset * dtype.itemsize)
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    """As a buffer's view is: one array type for the compiled readers whatever the size."""
+    array.setflags(write=False)
+    return array
 
 
 def _bits(buffer: pa.Buffer | None, array: pa.Array) -> np.ndarray:
@@ -94,7 +100,7 @@ def _hand(array: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """A card-list column as (rows, 3) card codes and each list's length (-1: no list)."""
     n = len(array)
     offsets = np.frombuffer(array.buffers()[1], dtype=np.int64, count=n + 1,
-                            offset=array.offset * 8) if n else np.zeros(1, dtype=np.int64)
+                            offset=array.offset * 8) if n else _read_only(np.zeros(1, np.int64))
     cards = array.values
     if cards.null_count:
         raise NotInRuns("a null card")
