@@ -2,10 +2,11 @@
 cores' results out (``roads stats``, ``check``, ``summary``, ``batch``, the dashboard).
 
 The statistics and the integrity checks share one read of each file (two files at a time,
-each in pieces of whole shoes; partials combine exactly, checks merge piece by piece), so
-their memory does not grow with the coups or the size of a file: what is kept is a row of
-counts per shoe, the findings and the integrity checks' fixed-size window table. Shoes cut
-across files are read whole at the end.
+each in pieces of whole shoes as flat arrays, with one compiled pass of each per piece;
+partials combine exactly, checks merge piece by piece), so their memory does not grow with
+the coups or the size of a file: what is kept is a row of counts per shoe, the findings and
+the integrity checks' fixed-size window table. Shoes cut across files are read whole at the
+end.
 """
 
 from __future__ import annotations
@@ -15,11 +16,13 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from roads.stats.columns import NotInRuns, ShoeColumns, columns_of
 from roads.stats.integrity import Checked, IntegrityScan
-from roads.stats.partials import Partial, combine, grouped, partial, with_rules
+from roads.stats.partials import Partial, combine, partial, statistics_of, with_rules
 from roads.stats.per_shoe import shoe_summary
 from roads.stats.report import report_of_partial, shoe_odds
 from roads.store import ALL, Selection, Store, to_statistics
@@ -60,49 +63,47 @@ def _scan(store: Store, sel: Selection, shoes: pl.DataFrame,
     """One pass over the selection's files: the combined statistics partial (None: no
     coups), and the integrity checks merged into ``scan`` when given."""
     split = store.read.split_shoes(sel)
-    cut = pl.DataFrame(sorted(split), schema=["table_id", "shoe_id"], orient="row")
 
-    def piece(frame: pl.DataFrame) -> tuple[Partial, Checked | None] | None:
+    def piece(cols: ShoeColumns) -> tuple[Partial, Checked | None, bool] | None:
         if split:
-            frame = frame.join(cut, on=["table_id", "shoe_id"], how="anti")
-        if not frame.height:
+            cols = cols.take_shoes(np.array([key not in split for key in cols.keys.rows()],
+                                            dtype=bool))
+        if not cols.shoes:
             return None
-        grouping = grouped(frame)
-        return (partial(frame, None, grouping),
-                scan.check(grouping[0], grouping) if scan is not None else None)
+        return (statistics_of(cols), scan.check(cols) if scan is not None else None,
+                cols.timed)
 
-    def one(read: Callable[[bool], Iterator[pl.DataFrame]]
-            ) -> list[tuple[Partial, Checked | None]]:
-        """A file's results, piece by piece; read whole if a shoe came back in two pieces
-        (a file whose shoes are not each one run of rows)."""
-        done, seen = [], 0
-        for frame in read(True):
-            found = piece(frame)
-            if found is not None:
-                done.append(found)
-                seen += found[0].by_shoe.height
-        if len(done) > 1 and pl.concat([d[0].by_shoe.select("table_id", "shoe_id")
-                                        for d in done]).n_unique() < seen:
-            done = [d for d in map(piece, read(False)) if d is not None]
-        return done
+    def one(read: Callable[[bool], Iterator[ShoeColumns]]
+            ) -> list[tuple[Partial, Checked | None, bool]]:
+        """A file's results, piece by piece; read whole if its shoes are not runs of rows."""
+        try:
+            return [d for d in map(piece, read(True)) if d is not None]
+        except NotInRuns:
+            return [d for d in map(piece, read(False)) if d is not None]
 
-    parts = []
-    for done in _in_order(one, store.read.statistics_readers(sel, cards=scan is not None)):
+    parts, timed = [], True
+    for done in _in_order(one, store.read.shoe_columns(sel)):
         for found in done:
             parts.append(found[0])
+            timed &= found[2]
             if scan is not None:
                 scan.merge(found[1])
     if split:
         whole = to_statistics(store.read.coups(Selection(
             sel.table_id, sel.shoe_id, sel.start, sel.end, shoes=split)), cards=True)
         if whole.height:
-            parts.append(partial(whole, None))
+            cols = columns_of(whole)
+            parts.append(statistics_of(cols))
+            timed &= cols.timed
             if scan is not None:
-                scan.add(whole, whole=True)
+                scan.merge(scan.check(cols))
     if not parts:
         return None
     combined = combine(parts)
     parts.clear()  # the pieces' rows are not held beside the combined ones
+    if not timed:  # as the whole slice at once: no pace when some coup has no time
+        combined = Partial(combined.by_shoe.with_columns(pl.lit(-1, pl.Int64).alias("span_us")),
+                           combined.sequence)
     return with_rules(combined, shoes)
 
 
@@ -121,6 +122,8 @@ def statistics(store: Store, sel: Selection = ALL, level: float = 0.99,
     shoe), from one read of each file."""
     shoes = store.read.shoes(_shoes_of(sel))
     scan = IntegrityScan(shoes) if integrity else None
+    # only the rule sets are needed from here on (a store's shoes table is not held twice)
+    shoes = shoes.select("table_id", "shoe_id", "rules", "decks")
     part = _scan(store, sel, shoes, scan)
     result: dict[str, Any] = report_of_partial(part, level) if part is not None else {
         "statistics": {"coups": 0, "shoes": 0}, "randomness": None}

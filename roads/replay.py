@@ -150,6 +150,79 @@ def parse_hands(offsets: np.ndarray, data: np.ndarray, nulls: np.ndarray,
             count[r], kind[r] = hand(data, offsets[r], offsets[r + 1], cards, values, r)
 
 
+@nb.njit(cache=True)
+def judge_coup(pv0: int, pv1: int, pv2: int, pc0: int, pc1: int, p_count: int, p_kind: int,
+               bv0: int, bv1: int, bv2: int, bc0: int, bc1: int, b_count: int, b_kind: int,
+               outcome: int, p_total: int, b_total: int, natural: int, p_pair: int,
+               b_pair: int) -> tuple[int, int, int, int, int, int, int, int, int]:
+    """One coup against the rules (see :func:`check_rows`): its hands' point values
+    (``pv0``..), first two card codes (``pc0``, ``pc1``), card counts and kinds, and what was
+    recorded (-1: absent). Returns (outcome to store, Player total, Banker total, natural,
+    Player pair, Banker pair by the cards, flags, quarantine reason, level). Scalars in and
+    out, so a serial pass (the integrity checks') runs it as fast as this parallel one."""
+    f = 0
+    q = 0
+    cp, cb, cn, cpp, cbp = -1, -1, -1, -1, -1
+    if p_kind == KIND_BAD:
+        q = Q_PLAYER_BAD
+    elif b_kind == KIND_BAD:
+        q = Q_BANKER_BAD
+    elif p_kind != KIND_NONE and not 2 <= p_count <= 3:
+        q = Q_PLAYER_COUNT
+    elif b_kind != KIND_NONE and not 2 <= b_count <= 3:
+        q = Q_BANKER_COUNT
+    elif (p_kind == KIND_NONE) != (b_kind == KIND_NONE):
+        q = Q_ONE_SIDE
+    lev = 0
+    if q == 0 and p_kind != KIND_NONE:
+        lev = 1 if (p_kind == KIND_CARDS and b_kind == KIND_CARDS) else 2
+    derived = -1
+    if lev > 0:
+        p2 = (pv0 + pv1) % 10
+        b2 = (bv0 + bv1) % 10
+        cp = p2
+        cb = b2
+        if p_count == 3:
+            cp = (p2 + pv2) % 10
+        if b_count == 3:
+            cb = (b2 + bv2) % 10
+        nat = p2 >= 8 or b2 >= 8
+        cn = 1 if nat else 0
+        p_should = (not nat) and p2 <= 5
+        third = pv2 if p_count == 3 else PLAYER_STOOD
+        b_should = (not nat) and _BANKER[b2, third]
+        if (p_count == 3) != p_should:
+            f |= 1 << F_PLAYER_TABLEAU
+        if (b_count == 3) != b_should:
+            f |= 1 << F_BANKER_TABLEAU
+        derived = 0 if cb > cp else (1 if cp > cb else 2)
+        if outcome >= 0 and outcome != derived:
+            f |= 1 << F_OUTCOME
+        if p_total >= 0 and p_total != cp:
+            f |= 1 << F_PLAYER_TOTAL
+        if b_total >= 0 and b_total != cb:
+            f |= 1 << F_BANKER_TOTAL
+        if natural >= 0 and natural != cn:
+            f |= 1 << F_NATURAL
+        if lev == 1:
+            cpp = 1 if pc0 // 4 == pc1 // 4 else 0
+            cbp = 1 if bc0 // 4 == bc1 // 4 else 0
+            if p_pair >= 0 and p_pair != cpp:
+                f |= 1 << F_PLAYER_PAIR
+            if b_pair >= 0 and b_pair != cbp:
+                f |= 1 << F_BANKER_PAIR
+        else:
+            f |= 1 << F_VALUE_LEVEL
+    out = outcome
+    if out < 0:
+        out = derived
+    if out < 0 and p_total >= 0 and b_total >= 0:
+        out = 0 if b_total > p_total else (1 if p_total > b_total else 2)
+    if q == 0 and out < 0:
+        q = Q_NO_OUTCOME
+    return out, cp, cb, cn, cpp, cbp, f, q, lev
+
+
 @nb.njit(cache=True, parallel=True)
 def check_rows(
     p_values: np.ndarray, p_cards: np.ndarray, p_count: np.ndarray, p_kind: np.ndarray,
@@ -168,75 +241,12 @@ def check_rows(
     1 cards, 2 values).
     """
     for r in nb.prange(p_values.shape[0]):
-        f = 0
-        q = 0
-        cp, cb, cn, cpp, cbp = -1, -1, -1, -1, -1
-        if p_kind[r] == KIND_BAD:
-            q = Q_PLAYER_BAD
-        elif b_kind[r] == KIND_BAD:
-            q = Q_BANKER_BAD
-        elif p_kind[r] != KIND_NONE and not 2 <= p_count[r] <= 3:
-            q = Q_PLAYER_COUNT
-        elif b_kind[r] != KIND_NONE and not 2 <= b_count[r] <= 3:
-            q = Q_BANKER_COUNT
-        elif (p_kind[r] == KIND_NONE) != (b_kind[r] == KIND_NONE):
-            q = Q_ONE_SIDE
-        lev = 0
-        if q == 0 and p_kind[r] != KIND_NONE:
-            lev = 1 if (p_kind[r] == KIND_CARDS and b_kind[r] == KIND_CARDS) else 2
-        derived = -1
-        if lev > 0:
-            p2 = (p_values[r, 0] + p_values[r, 1]) % 10
-            b2 = (b_values[r, 0] + b_values[r, 1]) % 10
-            cp = p2
-            cb = b2
-            if p_count[r] == 3:
-                cp = (p2 + p_values[r, 2]) % 10
-            if b_count[r] == 3:
-                cb = (b2 + b_values[r, 2]) % 10
-            nat = p2 >= 8 or b2 >= 8
-            cn = 1 if nat else 0
-            p_should = (not nat) and p2 <= 5
-            third = p_values[r, 2] if p_count[r] == 3 else PLAYER_STOOD
-            b_should = (not nat) and _BANKER[b2, third]
-            if (p_count[r] == 3) != p_should:
-                f |= 1 << F_PLAYER_TABLEAU
-            if (b_count[r] == 3) != b_should:
-                f |= 1 << F_BANKER_TABLEAU
-            derived = 0 if cb > cp else (1 if cp > cb else 2)
-            if outcome[r] >= 0 and outcome[r] != derived:
-                f |= 1 << F_OUTCOME
-            if p_total[r] >= 0 and p_total[r] != cp:
-                f |= 1 << F_PLAYER_TOTAL
-            if b_total[r] >= 0 and b_total[r] != cb:
-                f |= 1 << F_BANKER_TOTAL
-            if natural[r] >= 0 and natural[r] != cn:
-                f |= 1 << F_NATURAL
-            if lev == 1:
-                cpp = 1 if p_cards[r, 0] // 4 == p_cards[r, 1] // 4 else 0
-                cbp = 1 if b_cards[r, 0] // 4 == b_cards[r, 1] // 4 else 0
-                if p_pair[r] >= 0 and p_pair[r] != cpp:
-                    f |= 1 << F_PLAYER_PAIR
-                if b_pair[r] >= 0 and b_pair[r] != cbp:
-                    f |= 1 << F_BANKER_PAIR
-            else:
-                f |= 1 << F_VALUE_LEVEL
-        out = outcome[r]
-        if out < 0:
-            out = derived
-        if out < 0 and p_total[r] >= 0 and b_total[r] >= 0:
-            out = 0 if b_total[r] > p_total[r] else (1 if p_total[r] > b_total[r] else 2)
-        if q == 0 and out < 0:
-            q = Q_NO_OUTCOME
-        final_outcome[r] = out
-        cards_p_total[r] = cp
-        cards_b_total[r] = cb
-        cards_natural[r] = cn
-        cards_p_pair[r] = cpp
-        cards_b_pair[r] = cbp
-        flags[r] = f
-        reason[r] = q
-        level[r] = lev
+        (final_outcome[r], cards_p_total[r], cards_b_total[r], cards_natural[r],
+         cards_p_pair[r], cards_b_pair[r], flags[r], reason[r], level[r]) = judge_coup(
+            p_values[r, 0], p_values[r, 1], p_values[r, 2], p_cards[r, 0], p_cards[r, 1],
+            p_count[r], p_kind[r], b_values[r, 0], b_values[r, 1], b_values[r, 2],
+            b_cards[r, 0], b_cards[r, 1], b_count[r], b_kind[r], outcome[r], p_total[r],
+            b_total[r], natural[r], p_pair[r], b_pair[r])
 
 
 def hands(array: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, ...]:

@@ -11,7 +11,6 @@ ordered runs of suits or ranks inside a shoe (cards in deck order).
 from __future__ import annotations
 
 import math
-import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,9 +20,10 @@ import polars as pl
 
 from roads import replay as k
 from roads.cards import CARD_CODES, RANK_BURN
+from roads.rules import RuleSet
 from roads.schema import NO_CARD, conform, repeats_a_shoe
+from roads.stats.columns import ShoeColumns, columns_of
 from roads.stats.expect import shoe_rules
-from roads.stats.partials import grouped
 
 NONE = NO_CARD
 _WINDOW = 8  # cards per fingerprint window
@@ -62,10 +62,10 @@ def _shoe_pass(p: np.ndarray, b: np.ndarray, offsets: np.ndarray, decks: np.ndar
         longest = max(longest, offsets[s + 1] - offsets[s])
     seq = np.empty(6 * longest + 6, dtype=np.int8)
     starts = np.empty(longest + 1, dtype=np.int64)
-    sampled = np.empty(6 * longest + 6, dtype=np.uint64)
     mask = np.uint64(_MASK48)
+    counts = np.zeros(52, dtype=np.int64)
     for s in range(offsets.shape[0] - 1):
-        counts = np.zeros(52, dtype=np.int64)
+        counts[:] = 0
         m = 0
         for c, i in enumerate(range(offsets[s], offsets[s + 1])):
             starts[c] = m
@@ -77,23 +77,42 @@ def _shoe_pass(p: np.ndarray, b: np.ndarray, offsets: np.ndarray, decks: np.ndar
                     seq[m] = b[i, j]
                     m += 1
         coups = offsets[s + 1] - offsets[s]
-        for t in range(m):
-            counts[seq[t]] += 1
-        worst = 0
-        for card in range(52):
-            if counts[card] > decks[s] and counts[card] > counts[worst]:
-                worst = card
-        over[s, 0] = worst if counts[worst] > decks[s] else -1
-        over[s, 1] = counts[worst]
+        # one loop over the cards: inventory, ordered runs, sampled window fingerprints
         best_suit = 1
         best_rank = 1
         run_suit = 1
         run_rank = 1
-        for t in range(1, m):
-            run_suit = run_suit + 1 if seq[t] % 4 == seq[t - 1] % 4 else 1
-            run_rank = run_rank + 1 if seq[t] // 4 == seq[t - 1] // 4 + 1 else 1
-            best_suit = max(best_suit, run_suit)
-            best_rank = max(best_rank, run_rank)
+        window = np.uint64(0)
+        n = 0  # fingerprints in the sketch so far
+        previous = np.int64(0)
+        for t in range(m):
+            card = np.int64(seq[t])  # 0..51: suit card & 3, rank card >> 2
+            counts[card] += 1
+            if t > 0:
+                run_suit = run_suit + 1 if card & 3 == previous & 3 else 1
+                run_rank = run_rank + 1 if card >> 2 == (previous >> 2) + 1 else 1
+                best_suit = max(best_suit, run_suit)
+                best_rank = max(best_rank, run_rank)
+            previous = card
+            window = ((window << np.uint64(6)) | np.uint64(card)) & mask
+            if t >= _WINDOW - 1:
+                h = _mix(window)
+                if h % np.uint64(_SAMPLE) == 0 and (n < SKETCH or h < sketch[s, n - 1]):
+                    # into the ascending sketch, which keeps the SKETCH smallest distinct
+                    j = n
+                    while j > 0 and sketch[s, j - 1] > h:
+                        j -= 1
+                    if j == 0 or sketch[s, j - 1] != h:
+                        for q in range(min(n, SKETCH - 1), j, -1):
+                            sketch[s, q] = sketch[s, q - 1]
+                        sketch[s, j] = h
+                        n = min(n + 1, SKETCH)
+        worst = 0
+        for code in range(52):
+            if counts[code] > decks[s] and counts[code] > counts[worst]:
+                worst = code
+        over[s, 0] = worst if counts[worst] > decks[s] else -1
+        over[s, 1] = counts[worst]
         runs[s, 0] = best_suit if m else 0
         runs[s, 1] = best_rank if m else 0
         end[s] = -1
@@ -105,24 +124,30 @@ def _shoe_pass(p: np.ndarray, b: np.ndarray, offsets: np.ndarray, decks: np.ndar
             elif last_coup_rule[s] == 1:  # last-coup
                 last_card = burned[s] + m - 1
                 end[s] = 0 if last_card >= cut[s] and first_of_last - 1 < cut[s] else 1
-        window = np.uint64(0)
-        k = 0
-        for t in range(m):
-            window = ((window << np.uint64(6)) | np.uint64(seq[t])) & mask
-            if t >= _WINDOW - 1:
-                h = _mix(window)
-                if h % np.uint64(_SAMPLE) == 0:
-                    sampled[k] = h
-                    k += 1
-        kept = np.sort(sampled[:k])
-        n = 0
-        for t in range(k):
-            if n == SKETCH:
-                break
-            if t == 0 or kept[t] != kept[t - 1]:
-                sketch[s, n] = kept[t]
-                n += 1
         sketch_size[s] = n
+
+
+@nb.njit(cache=True, nogil=True)
+def _checks_pass(offsets: np.ndarray, outcome: np.ndarray, p_total: np.ndarray,
+                 b_total: np.ndarray, natural: np.ndarray, p_pair: np.ndarray,
+                 b_pair: np.ndarray, p: np.ndarray, b: np.ndarray, decks: np.ndarray,
+                 burned: np.ndarray, cut: np.ndarray, end_rule: np.ndarray,
+                 flags: np.ndarray, over: np.ndarray, runs: np.ndarray, end: np.ndarray,
+                 sketch: np.ndarray, size: np.ndarray) -> None:
+    """Card-level coups: the row replay (tableau, totals, outcome, flags) of every coup and
+    the per-shoe checks (inventory, ordered runs, end rule, sketch)."""
+    _shoe_pass(p, b, offsets, decks, burned, cut, end_rule, over, runs, end, sketch, size)
+    for r in range(p.shape[0]):
+        p_count = 0
+        b_count = 0
+        for j in range(3):
+            p_count += p[r, j] != k.NONE
+            b_count += b[r, j] != k.NONE
+        flags[r] = k.judge_coup(
+            _POINTS[p[r, 0]], _POINTS[p[r, 1]], _POINTS[p[r, 2]], p[r, 0], p[r, 1], p_count,
+            k.KIND_CARDS, _POINTS[b[r, 0]], _POINTS[b[r, 1]], _POINTS[b[r, 2]], b[r, 0],
+            b[r, 1], b_count, k.KIND_CARDS, outcome[r], p_total[r], b_total[r], natural[r],
+            p_pair[r], b_pair[r])[6]
 
 
 def _finding(check: str, severity: str, table: str, shoe: str, coups: list[int],
@@ -130,10 +155,6 @@ def _finding(check: str, severity: str, table: str, shoe: str, coups: list[int],
     return {"check": check, "severity": severity, "table_id": table, "shoe_id": shoe,
             "coups": coups, "explanation": text}
 
-
-#: The row replay is a parallel kernel: batches checked side by side take turns with it
-#: (numba's fallback threading layer does not allow two callers at once).
-_ONE_AT_A_TIME = threading.Lock()
 
 _ROW_CHECKS = [
     (k.F_PLAYER_TABLEAU, "tableau", "high", "the Player drew or stood against the tableau"),
@@ -145,24 +166,6 @@ _ROW_CHECKS = [
     (k.F_PLAYER_PAIR, "flags", "medium", "the Player pair flag contradicts the cards"),
     (k.F_BANKER_PAIR, "flags", "medium", "the Banker pair flag contradicts the cards"),
 ]
-
-
-def _slots(coups: pl.DataFrame, side: str) -> np.ndarray:
-    """One hand's cards as an (n, 3) array of card codes (:data:`NONE`: no card), from the
-    :data:`~roads.schema.CARD_SLOTS` a reader supplies or from the card lists."""
-    names = [f"{side}_{i + 1}" for i in range(3)]
-    if all(n in coups.columns for n in names):
-        return coups.select(names).to_numpy()
-    return coups.select(
-        pl.col(f"{side}_cards").list.get(i, null_on_oob=True).to_physical().fill_null(NONE)
-        .cast(pl.UInt8).alias(f"c{i}") for i in range(3)).to_numpy()
-
-
-def _card_level(coups: pl.DataFrame) -> pl.Expr:
-    """Coups with both hands' cards (outcome-only coups are skipped)."""
-    if "cards" in coups.columns and "player_cards" not in coups.columns:
-        return pl.col("cards").is_not_null()
-    return pl.col("player_cards").is_not_null() & pl.col("banker_cards").is_not_null()
 
 
 def _key_hash() -> pl.Expr:
@@ -220,26 +223,33 @@ class IntegrityScan:
             cut = pl.DataFrame(sorted(self.split), schema=["table_id", "shoe_id"],
                                orient="row")
             coups = coups.join(cut, on=["table_id", "shoe_id"], how="anti")
-        self.merge(self.check(coups))
+        self.merge(self.check(columns_of(coups)))
 
-    def check(self, coups: pl.DataFrame,
-              grouping: tuple[pl.DataFrame, np.ndarray] | None = None) -> Checked | None:
+    def check(self, cols: ShoeColumns) -> Checked | None:
         """The checks of one batch of whole shoes on their own (no state is touched, so
-        batches can be checked side by side); :meth:`merge` adds the result."""
-        if grouping is not None and "cards" in coups.columns \
-                and coups["cards"].null_count() == 0:  # every coup card-level: as grouped
-            cards, offsets = grouping
-        else:
-            cards, offsets = grouped(coups.filter(_card_level(coups)))
-        if cards.is_empty():
+        batches can be checked side by side); :meth:`merge` adds the result. One compiled
+        pass over the card-level coups: the ingest's rules on every coup
+        (:func:`roads.replay.judge_coup`) and the per-shoe checks and sketch."""
+        cards = cols.card_level()
+        if not cards.rows:
             return None
-        keys = cards.select(pl.col("table_id", "shoe_id").cast(pl.String))[offsets[:-1]]
-        p = np.ascontiguousarray(_slots(cards, "player"))
-        b = np.ascontiguousarray(_slots(cards, "banker"))
-        found, sketch, size = _shoe_findings(keys, offsets, p, b, self._rows_of(keys))
-        return Checked(keys, _row_findings(cards, p, b) + found, sketch, size)
+        info = shoe_info(cards.keys, cards.offsets, self.rows_of(cards.keys))
+        n = cards.shoes
+        flags = np.zeros(cards.rows, dtype=np.int32)
+        over = np.zeros((n, 2), dtype=np.int64)
+        runs = np.zeros((n, 2), dtype=np.int64)
+        end = np.zeros(n, dtype=np.int64)
+        sketch = np.zeros((n, SKETCH), dtype=np.uint64)
+        size = np.zeros(n, dtype=np.int64)
+        _checks_pass(cards.offsets, cards.outcome, cards.player_total, cards.banker_total,
+                     cards.natural, cards.player_pair, cards.banker_pair, cards.player,
+                     cards.banker, info.decks, info.burned, info.cut, info.end_rule, flags,
+                     over, runs, end, sketch, size)
+        found = row_findings(flags, cards.keys, cards.offsets, cards.coup)
+        found += shoe_findings(cards.keys, cards.offsets, info, over, runs, end)
+        return Checked(cards.keys, found, sketch, size)
 
-    def _rows_of(self, keys: pl.DataFrame) -> pl.DataFrame:
+    def rows_of(self, keys: pl.DataFrame) -> pl.DataFrame:
         """The shoe rows of a batch's shoes (with any row whose key hash collides)."""
         wanted = keys.select(_key_hash()).to_series().to_numpy()
         low = np.searchsorted(self._hashes, wanted, side="left")
@@ -396,34 +406,44 @@ class WindowTable:
         return pairs, kept
 
 
-def _shoe_findings(keys: pl.DataFrame, offsets: np.ndarray, p: np.ndarray, b: np.ndarray,
-                   known: pl.DataFrame
-                   ) -> tuple[list[dict[str, Any]], np.ndarray, np.ndarray]:
-    """Per shoe of one batch: its inventory, burn, end-rule and ordered-run findings, and
-    the sketch of its card sequence (with how many fingerprints it holds)."""
+@dataclass(frozen=True)
+class ShoeInfo:
+    """What the per-shoe checks need of each shoe of a batch, from the shoes table."""
+
+    rules: list[RuleSet]
+    decks: np.ndarray  # int64
+    burned: np.ndarray  # cards burned (0: none recorded)
+    exposed: np.ndarray  # the exposed burn card's code, -1: no burn
+    cut: np.ndarray  # the cut card's index in a complete shoe, else -1
+    end_rule: np.ndarray  # 0 finish-plus-one, 1 last-coup, -1 not judged (no burn)
+
+
+def shoe_info(keys: pl.DataFrame, offsets: np.ndarray, known: pl.DataFrame) -> ShoeInfo:
+    """The shoes table's facts for a batch's shoes (``known``: their rows)."""
     info = keys.join(known, on=["table_id", "shoe_id"], how="left", maintain_order="left")
     named = {pair: shoe_rules(*pair) for pair in set(zip(
         info["rules"].to_list(), info["decks"].to_list(), strict=True))}
     rules = [named[pair] for pair in zip(info["rules"].to_list(), info["decks"].to_list(),
                                          strict=True)]
-    decks = np.array([r.decks for r in rules], dtype=np.int64)
     burned = info["burn_cards"].list.len().fill_null(0).to_numpy().astype(np.int64)
     exposed = info["burn_cards"].list.first().to_physical().fill_null(-1).to_numpy() \
         .astype(np.int64)  # -1: no burn
     # The end rule can only be judged on a complete shoe (all its recorded coups present).
-    coups_in_shoe = np.diff(offsets)
-    complete = info["coups"].fill_null(-1).to_numpy() == coups_in_shoe
+    complete = info["coups"].fill_null(-1).to_numpy() == np.diff(offsets)
     cut = np.where(complete, info["cut_card_index"].fill_null(-1).to_numpy(), -1) \
         .astype(np.int64)
     end_rule = np.where(exposed >= 0, np.array(
         [0 if r.end_rule == "finish-plus-one" else 1 for r in rules], dtype=np.int64), -1)
-    n = len(offsets) - 1
-    over = np.zeros((n, 2), dtype=np.int64)
-    runs = np.zeros((n, 2), dtype=np.int64)
-    end = np.zeros(n, dtype=np.int64)
-    sketch = np.zeros((n, SKETCH), dtype=np.uint64)
-    size = np.zeros(n, dtype=np.int64)
-    _shoe_pass(p, b, offsets, decks, burned, cut, end_rule, over, runs, end, sketch, size)
+    return ShoeInfo(rules, np.array([r.decks for r in rules], dtype=np.int64), burned,
+                    exposed, cut, end_rule)
+
+
+def shoe_findings(keys: pl.DataFrame, offsets: np.ndarray, info: ShoeInfo, over: np.ndarray,
+                  runs: np.ndarray, end: np.ndarray) -> list[dict[str, Any]]:
+    """The findings of :func:`_shoe_pass`'s figures (Python only for the flagged shoes)."""
+    decks, burned, exposed, cut, rules = (info.decks, info.burned, info.exposed, info.cut,
+                                          info.rules)
+    coups_in_shoe = np.diff(offsets)
     want = np.asarray(RANK_BURN, dtype=np.int64)[np.maximum(exposed, 0) // 4]
     bad_burn = (exposed >= 0) & (burned - 1 != want)
     n_cards = np.maximum(6 * coups_in_shoe, 1)
@@ -457,40 +477,25 @@ def _shoe_findings(keys: pl.DataFrame, offsets: np.ndarray, p: np.ndarray, b: np
                     f"{runs[s, column]} cards in a row {what} — a run that long is expected "
                     f"about {chances[column][s]:.1e} times in a shuffled shoe (cards in deck "
                     "order?)"))
-    return found, sketch, size
+    return found
 
 
-def _row_findings(cards: pl.DataFrame, p: np.ndarray, b: np.ndarray) -> list[dict[str, Any]]:
-    n = cards.height
-    values = {name: _POINTS[slots] for name, slots in (("p", p), ("b", b))}
-    count = {name: sum(((slots[:, j] != NONE).astype(np.int16) for j in range(3)),
-                       np.zeros(n, dtype=np.int16)) for name, slots in (("p", p), ("b", b))}
-    kind = np.full(n, k.KIND_CARDS, dtype=np.int8)
-    recorded = cards.select(
-        pl.col("outcome").to_physical().cast(pl.Int16),
-        *(pl.col(c).fill_null(-1).cast(pl.Int16) for c in ("player_total", "banker_total")),
-        *(pl.col(c).cast(pl.Int16).fill_null(-1) for c in ("natural", "player_pair",
-                                                           "banker_pair")))
-    outcome, p_total, b_total, natural, p_pair, b_pair = (
-        np.ascontiguousarray(recorded[c].to_numpy()) for c in recorded.columns)
-    o1, o2, o3, o4, o5, o6 = (np.empty(n, dtype=np.int16) for _ in range(6))
-    flags = np.empty(n, dtype=np.int32)
-    reason = np.empty(n, dtype=np.int8)
-    level = np.empty(n, dtype=np.int8)
-    with _ONE_AT_A_TIME:
-        k.check_rows(values["p"], np.ascontiguousarray(p), count["p"], kind, values["b"],
-                     np.ascontiguousarray(b), count["b"], kind, outcome, p_total, b_total, natural,
-                     p_pair, b_pair, o1, o2, o3, o4, o5, o6, flags, reason, level)
+def row_findings(flags: np.ndarray, keys: pl.DataFrame, offsets: np.ndarray,
+                 coup: np.ndarray) -> list[dict[str, Any]]:
+    """The findings of the row replay's ``flags``, one per check and shoe, coups in row
+    order (rows named by their shoe's key and their coup number)."""
     findings: list[dict[str, Any]] = []
     hit = np.flatnonzero(flags)
     if not len(hit):
         return findings
-    rows = cards.select("table_id", "shoe_id", "coup")[hit].rows()
+    owner = np.searchsorted(offsets, hit, side="right") - 1
+    rows = [(*keys.row(s), c) for s, c in zip(owner.tolist(), coup[hit].tolist(),
+                                              strict=True)]
     grouped_hits: dict[tuple[str, str, str, str, str], list[int]] = {}
-    for (table, shoe, coup), f in zip(rows, flags[hit].tolist(), strict=True):
+    for (table, shoe, number), f in zip(rows, flags[hit].tolist(), strict=True):
         for bit, check, severity, text in _ROW_CHECKS:
             if f & (1 << bit):
-                grouped_hits.setdefault((check, severity, table, shoe, text), []).append(coup)
+                grouped_hits.setdefault((check, severity, table, shoe, text), []).append(number)
     for (check, severity, table, shoe, text), coup_list in grouped_hits.items():
         findings.append(_finding(check, severity, table, shoe, coup_list,
                                  f"{text} in {len(coup_list)} coup(s)"))

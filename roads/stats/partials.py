@@ -18,10 +18,12 @@ import polars as pl
 from scipy.special import ndtri
 
 from roads.schema import grouped_by_shoe
+from roads.stats.columns import ShoeColumns
 from roads.stats.expect import expectation
-from roads.stats.sequence import MAX_RUN, SequenceStats, expected_runs, sequence_stats
+from roads.stats.sequence import MAX_RUN, SequenceStats, _pass, expected_runs, sequence_stats
 
 Z99 = float(ndtri(0.995))
+LAGS = 5  # serial-correlation lags, as :func:`roads.stats.sequence.sequence_stats`
 
 
 def wilson(count: int, n: int, z: float = Z99) -> tuple[float, float]:
@@ -121,6 +123,46 @@ def per_shoe_counts(coups: pl.DataFrame, offsets: np.ndarray) -> pl.DataFrame:
     return pl.concat([keys, counts], how="horizontal")
 
 
+@nb.njit(cache=True, nogil=True)
+def _statistics_pass(offsets: np.ndarray, outcome: np.ndarray, p_total: np.ndarray,
+                     b_total: np.ndarray, natural: np.ndarray, p_pair: np.ndarray,
+                     b_pair: np.ndarray, cards: np.ndarray, dealt_at: np.ndarray,
+                     counts: np.ndarray, span: np.ndarray, hist: np.ndarray,
+                     per_shoe: np.ndarray, lag_sums: np.ndarray) -> None:
+    """Per shoe: the counts of every measure, the dealing span, the sequence figures."""
+    _per_shoe_counts(offsets, outcome, p_pair, b_pair, natural, cards, p_total, b_total,
+                     counts)
+    for s in range(offsets.shape[0] - 1):
+        low = high = dealt_at[offsets[s]]
+        for i in range(offsets[s] + 1, offsets[s + 1]):
+            low = min(low, dealt_at[i])
+            high = max(high, dealt_at[i])
+        span[s] = high - low
+    _pass(outcome, offsets, lag_sums.shape[0], hist, per_shoe, lag_sums)
+
+
+def statistics_of(cols: ShoeColumns) -> Partial:
+    """The statistics partial of a batch (rule sets left out, as
+    :func:`roads.stats.partials.partial` without shoes; spans -1 when a coup has no time)."""
+    n = cols.shoes
+    counts = np.zeros((n, len(COUNT_COLUMNS)), dtype=np.int64)
+    span = np.empty(n, dtype=np.int64)
+    hist = np.zeros((2, MAX_RUN + 1), dtype=np.int64)
+    per_shoe = np.zeros((n, 5), dtype=np.int64)
+    lag_sums = np.zeros((LAGS, 4), dtype=np.int64)
+    _statistics_pass(cols.offsets, cols.outcome, cols.player_total, cols.banker_total,
+                     cols.natural, cols.player_pair, cols.banker_pair, cols.cards,
+                     cols.dealt_at, counts, span, hist, per_shoe, lag_sums)
+    if not cols.timed:
+        span[:] = -1
+    # Int16 per shoe (a shoe deals at most 13 coups a deck, decks < 128): a quarter of the
+    # memory a store's worth of shoes holds; the sums are Int64
+    by_shoe = pl.concat([cols.keys, pl.DataFrame(counts.astype(np.int16), schema=COUNT_COLUMNS,
+                                                 orient="row")], how="horizontal")
+    return Partial(by_shoe.with_columns(pl.Series("span_us", span, dtype=pl.Int64)),
+                   SequenceStats(hist, per_shoe, lag_sums))
+
+
 def with_rules(part: Partial, shoes: pl.DataFrame) -> Partial:
     """The partial with each shoe's rule set from the shoes table (standard-8 when none is
     recorded). Done once on a combined partial: joining the shoes table to every file's
@@ -128,13 +170,14 @@ def with_rules(part: Partial, shoes: pl.DataFrame) -> Partial:
     decks = pl.col("decks") if "decks" in shoes.columns else pl.lit(None, pl.Int8).alias("decks")
     rules = shoes.select("table_id", "shoe_id", "rules", decks)
     counts = part.by_shoe.drop("rules", "decks", strict=False)
+    keys = counts.select("table_id", "shoe_id")  # joined alone: the counts are not copied
     try:  # a store's shoes are listed once: no de-duplication pass over all of them
-        by_shoe = counts.join(rules, on=["table_id", "shoe_id"], how="left",
-                              maintain_order="left", validate="m:1")
+        found = keys.join(rules, on=["table_id", "shoe_id"], how="left",
+                          maintain_order="left", validate="m:1")
     except pl.exceptions.PolarsError:  # a shoe listed twice
-        by_shoe = counts.join(rules.unique(["table_id", "shoe_id"]), on=["table_id", "shoe_id"],
-                              how="left", maintain_order="left")
-    by_shoe = by_shoe.with_columns(pl.col("rules").fill_null("standard-8"))
+        found = keys.join(rules.unique(["table_id", "shoe_id"]), on=["table_id", "shoe_id"],
+                          how="left", maintain_order="left")
+    by_shoe = counts.with_columns(found["rules"].fill_null("standard-8"), found["decks"])
     return Partial(by_shoe, part.sequence)
 
 

@@ -37,6 +37,7 @@ from roads.store.journal import _SELECT, Event, _event
 from roads.store.journaled import shoe_frames
 
 if TYPE_CHECKING:
+    from roads.stats.columns import ShoeColumns
     from roads.store.store import Store
 
 CHUNK_ROWS = 250_000
@@ -306,7 +307,14 @@ class Reader:
         gives a clean file in pieces of whole shoes (:func:`statistics_pieces`), bounded
         whatever the file's size; ``read(False)`` gives it in one frame."""
         snap = self.snapshot(sel)
+        for _, read in self._statistics_readers(snap, sel, cards):
+            yield read
 
+    def _statistics_readers(self, snap: Snapshot, sel: Selection, cards: bool
+                            ) -> Iterator[tuple[FileEntry | None,
+                                                Callable[[bool], Iterator[pl.DataFrame]]]]:
+        """Each reader of :meth:`statistics_readers` with its clean file (None: a corrected
+        file or journaled shoes)."""
         def clean(entry: FileEntry, pieces: bool) -> Iterator[pl.DataFrame]:
             path = self._path(entry)
             for frame in (statistics_pieces(path, entry.path, cards) if pieces else
@@ -320,9 +328,45 @@ class Reader:
             yield to_statistics(frame, cards)
 
         for entry in snap.files:
-            yield partial(clean if snap.clean(entry) else corrected, entry)
+            yield ((entry, partial(clean, entry)) if snap.clean(entry) else
+                   (None, partial(corrected, entry)))
         for frame in self._journaled_coups(snap, sel, False, False):
-            yield partial(journaled, frame)
+            yield None, partial(journaled, frame)
+
+    def shoe_columns(self, sel: Selection = ALL
+                     ) -> Iterator[Callable[[bool], Iterator[ShoeColumns]]]:
+        """:meth:`statistics_readers` (cards included) as
+        :class:`~roads.stats.columns.ShoeColumns`, one reader per file. A clean file of a
+        selection of everything comes straight from its Arrow buffers, in pieces of whole
+        shoes (``read(True)``; ``roads.store.buffers``), which raises ``NotInRuns`` when
+        the file's shoes are not runs of rows: ``read(False)`` then reads it through one
+        frame. Anything else comes through its statistics frame."""
+        from roads.stats.columns import columns_of
+        from roads.store.buffers import part_columns
+
+        def arrow(entry: FileEntry, whole: Callable[[bool], Iterator[pl.DataFrame]],
+                  pieces: bool) -> Iterator[ShoeColumns]:
+            if not pieces:
+                yield from framed(whole, False)
+                return
+            try:
+                yield from part_columns(self._path(entry))
+            except FileNotFoundError:
+                raise
+            except (OSError, pa.ArrowException) as exc:
+                raise StoreReadError(f"{entry.path}: cannot be read ({_first_line(exc)})") \
+                    from None
+
+        def framed(read: Callable[[bool], Iterator[pl.DataFrame]],
+                   pieces: bool) -> Iterator[ShoeColumns]:
+            for frame in read(pieces):
+                if frame.height:
+                    yield columns_of(frame)
+
+        snap = self.snapshot(sel)
+        for entry, read in self._statistics_readers(snap, sel, True):
+            yield (partial(arrow, entry, read) if entry is not None and sel.everything else
+                   partial(framed, read))
 
     def split_shoes(self, sel: Selection = ALL) -> frozenset[tuple[str, str]]:
         """The selection's shoes whose coups lie in more than one file (a shoe imported in
