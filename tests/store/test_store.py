@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -193,7 +194,7 @@ def test_an_ingest_makes_every_part_durable_before_its_commit_journals_it(
     """Import parts are written without an fsync each (they are synced side by side at the
     commit): the commit must sync every one of them before its event exists."""
     import roads.files
-    import roads.store.store as store_module
+    from roads.store import catalog
 
     synced: list[Path] = []
     real = roads.files._fsync_file
@@ -204,21 +205,19 @@ def test_an_ingest_makes_every_part_durable_before_its_commit_journals_it(
 
     monkeypatch.setattr(roads.files, "_fsync_file", recording)
     journaled: list[int] = []  # how many files were synced when the event was appended
-    real_record = store_module.catalog.record
+    real_record = catalog.record
 
-    def record(*args: object, **kwargs: object) -> None:
+    def record(*args: Any, **kwargs: Any) -> None:
         journaled.append(len(synced))
-        real_record(*args, **kwargs)  # type: ignore[arg-type]
+        real_record(*args, **kwargs)
 
-    monkeypatch.setattr(store_module.catalog, "record", record)
+    monkeypatch.setattr(catalog, "record", record)
     source = tmp_path / "export.csv"
     source.write_text("table,shoe,coup,result,dealt_at\n"
                       + "".join(f"T{t},S{s},{c},B,2026-0{s}-01T10:0{c}:00Z\n"
                                 for t in (1, 2) for s in (1, 2) for c in (1, 2, 3)))
     store = Store.create(tmp_path / "store")
     ingest([source], store, ReadOptions(), get_rules("standard-8"))
-    from roads.store import catalog
-
     parts = {store.root / f.path for f in catalog.files(store.journal.reader())}
     assert len(parts) == 4  # coups and shoes, two days
     assert set(synced) == parts and journaled == [len(synced)]
@@ -229,17 +228,18 @@ def test_a_bulk_commit_takes_a_large_page_cache_and_gives_it_back(
     """Every connection keeps a small page cache (a server has dozens); only a bulk commit's
     transaction takes the large one, and the connection returns to the small one after."""
     import roads.store.store as store_module
+    from roads.store import catalog
     from roads.store.journal import BULK_CACHE_KIB, CACHE_KIB
 
     during: list[int] = []
-    real_record = store_module.catalog.record
+    real_record = catalog.record
 
-    def record(db: object, *args: object, **kwargs: object) -> None:
-        during.append(db.execute("PRAGMA cache_size").fetchone()[0])  # type: ignore[attr-defined]
-        real_record(db, *args, **kwargs)  # type: ignore[arg-type]
+    def record(db: Any, *args: Any, **kwargs: Any) -> None:
+        during.append(db.execute("PRAGMA cache_size").fetchone()[0])
+        real_record(db, *args, **kwargs)
 
     monkeypatch.setattr(store_module, "BULK_ROWS", 3)
-    monkeypatch.setattr(store_module.catalog, "record", record)
+    monkeypatch.setattr(catalog, "record", record)
     store = Store.create(tmp_path / "store")
     write_simulation(Simulation(get_rules("standard-8"), shoes=4, seed=3), store)  # bulk
     floor = Floor(tmp_path / "store")
