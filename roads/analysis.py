@@ -22,7 +22,14 @@ import pyarrow as pa
 
 from roads.stats.columns import NotInRuns, ShoeColumns, columns_of
 from roads.stats.integrity import Checked, IntegrityScan
-from roads.stats.partials import Partial, combine, partial, statistics_of, with_rules
+from roads.stats.partials import (
+    Partial,
+    combine,
+    partial,
+    statistics_of,
+    with_rules,
+    without_pace,
+)
 from roads.stats.per_shoe import shoe_summary
 from roads.stats.report import report_of_partial, shoe_odds
 from roads.store import ALL, Selection, Store, to_statistics
@@ -102,8 +109,7 @@ def _scan(store: Store, sel: Selection, shoes: pl.DataFrame,
     combined = combine(parts)
     parts.clear()  # the pieces' rows are not held beside the combined ones
     if not timed:  # as the whole slice at once: no pace when some coup has no time
-        combined = Partial(combined.by_shoe.with_columns(pl.lit(-1, pl.Int64).alias("span_us")),
-                           combined.sequence)
+        combined = Partial(without_pace(combined.by_shoe), combined.sequence)
     return with_rules(combined, shoes)
 
 

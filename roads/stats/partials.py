@@ -163,6 +163,13 @@ def statistics_of(cols: ShoeColumns) -> Partial:
                    SequenceStats(hist, per_shoe, lag_sums))
 
 
+def without_pace(by_shoe: pl.DataFrame) -> pl.DataFrame:
+    """Per-shoe rows with every span unknown: a slice where some coup has no time has no
+    pace (a rate over the timed part alone would read as the whole floor's). Every engine
+    applies it to the whole slice, however the slice was cut into files or partitions."""
+    return by_shoe.with_columns(pl.lit(-1, pl.Int64).alias("span_us"))
+
+
 def with_rules(part: Partial, shoes: pl.DataFrame) -> Partial:
     """The partial with each shoe's rule set from the shoes table (standard-8 when none is
     recorded). Done once on a combined partial: joining the shoes table to every file's

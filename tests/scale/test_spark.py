@@ -111,3 +111,21 @@ def test_corrected_open_and_cut_shoes_give_the_local_results(spark: object, data
     assert remote_roads.equals(local_roads.sort("table_id", "shoe_id"))
     assert remote_stats == e.stats_local(store, tmp_path / "l", 0.99)
     assert remote_stats["statistics"]["coups"] == coups.height - 1 + shoe.height + 5
+
+
+def test_a_file_without_times_gives_the_local_pace(spark: object, dataset: Store,
+                                                   tmp_path: Path) -> None:
+    """One imported file whose coups carry no times: the local engine reports no pace for
+    the whole store (a rate over part of it would read as the floor's), so Spark must too."""
+    import shutil
+
+    root = tmp_path / "store"
+    shutil.copytree(dataset.root, root)
+    store = Store.open(root)
+    csv = tmp_path / "untimed.csv"
+    pl.DataFrame({"table": ["U1"] * 6, "shoe": ["u"] * 6, "coup": list(range(1, 7)),
+                  "outcome": list("BPBBTP")}).write_csv(csv)
+    ingest([csv], store, ReadOptions(), get_rules("standard-6"))
+    local = e.stats_local(store, tmp_path / "l", 0.99)
+    assert local["statistics"]["pace"]["coups_per_hour"] is None
+    assert e.stats_spark(store, tmp_path / "s", 0.99, OPTIONS) == local
