@@ -1,14 +1,13 @@
 """One fresh ``roads`` process at a time: its wall time and its own peak RSS (``wait4``
-gives each child's rusage, where ``RUSAGE_CHILDREN`` keeps the largest child so far), and
-the stores the whole-store benchmarks run on."""
+gives each child's rusage, where ``RUSAGE_CHILDREN`` keeps the largest child so far; the
+child is started from a small launcher, see :data:`LAUNCHER`), and the stores the
+whole-store benchmarks run on."""
 
 from __future__ import annotations
 
-import os
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from roads.rules import get_rules
@@ -17,19 +16,32 @@ from roads.store import Store
 
 ROADS = Path(sys.executable).with_name("roads")
 
+#: Starts ``ARGV`` and prints its wall time, peak RSS and exit code. A child's ``ru_maxrss``
+#: counts the image it was forked from (the old memory map's high-water mark at ``exec``),
+#: so the command is started from this small process, not from a benchmark holding a store.
+LAUNCHER = """
+import os, subprocess, sys, time
+start = time.perf_counter()
+child = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)
+_, status, usage = os.wait4(child.pid, 0)
+print(time.perf_counter() - start, usage.ru_maxrss * 1024, os.waitstatus_to_exitcode(status))
+"""
+
+
+def launch(argv: list[str]) -> tuple[float, int, int, str]:
+    """Seconds, peak RSS (bytes), exit code and standard error of one fresh ``ARGV``."""
+    done = subprocess.run([sys.executable, "-c", LAUNCHER, *argv], capture_output=True,
+                          text=True, check=True)
+    wall, peak, code = done.stdout.split()
+    return float(wall), int(peak), int(code), done.stderr
+
 
 def run(*argv: str) -> tuple[float, float]:
     """Seconds and peak RSS (MB) of ``roads ARGV``; exit 0 or 1 (a finding) only."""
-    start = time.perf_counter()
-    child = subprocess.Popen([str(ROADS), *argv], stdout=subprocess.DEVNULL,
-                             stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(child.pid, 0)
-    elapsed = time.perf_counter() - start
-    child.returncode = os.waitstatus_to_exitcode(status)
-    error = child.stderr.read().decode() if child.stderr else ""
-    if child.returncode not in (0, 1):
-        raise SystemExit(f"roads {' '.join(argv)} exited {child.returncode}: {error}")
-    return elapsed, usage.ru_maxrss / 1024
+    elapsed, peak, code, error = launch([str(ROADS), *argv])
+    if code not in (0, 1):
+        raise SystemExit(f"roads {' '.join(argv)} exited {code}: {error}")
+    return elapsed, peak / 2**20
 
 
 def runs(label: str, coups: int, argv: list[str], times: int = 3) -> None:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -27,6 +26,7 @@ from pathlib import Path
 
 import polars as pl
 
+from benchmarks.fresh import ROADS, launch
 from roads.ingest import chunks
 from roads.ingest.fastcsv import parse_csv
 from roads.ingest.readers import ReadOptions
@@ -69,26 +69,12 @@ def _timed(source: Path, work: Path, name: str) -> tuple[float, list[float], dic
     return statistics.median(runs), runs, result.report["files"][0]
 
 
-#: Runs ``roads ingest`` and prints its peak RSS. A child's ``ru_maxrss`` counts the image
-#: it was forked from, so the child is started from this small process, not the benchmark.
-_MEASURE = """
-import os, subprocess, sys, time
-start = time.perf_counter()
-child = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-_, status, usage = os.wait4(child.pid, 0)
-print(time.perf_counter() - start, usage.ru_maxrss * 1024, os.waitstatus_to_exitcode(status))
-"""
-
-
 def _fresh_process(source: Path, store: Path) -> tuple[float, int]:
     """Wall time and peak RSS (bytes) of one ``roads ingest`` process."""
-    roads = Path(sys.executable).with_name("roads")
-    done = subprocess.run([sys.executable, "-c", _MEASURE, str(roads), "ingest", str(source),
-                           "--store", str(store)], capture_output=True, text=True, check=True)
-    wall, peak, code = done.stdout.split()
-    if int(code) != 0:
-        raise SystemExit(f"roads ingest {source} exited {code}")
-    return float(wall), int(peak)
+    wall, peak, code, error = launch([str(ROADS), "ingest", str(source), "--store", str(store)])
+    if code != 0:
+        raise SystemExit(f"roads ingest {source} exited {code}: {error}")
+    return wall, peak
 
 
 def peak_memory(sizes: list[int], work: Path) -> None:
