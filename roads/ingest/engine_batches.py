@@ -12,6 +12,7 @@ import numba as nb
 import numpy as np
 import pyarrow as pa
 
+from roads.arrow_arrays import large_lists, large_strings, numeric
 from roads.cards import CARD_CODES
 from roads.engine import NO_CARD, DealtBatch
 from roads.schema import ENTRY_METHODS, SOURCES, arrow_schema
@@ -22,16 +23,16 @@ if TYPE_CHECKING:
 
 COUP_SECONDS = 30
 SHOE_SLOT_SECONDS = 3600
-_CARD_DICT = pa.array(CARD_CODES, pa.large_string())
-_OUTCOME_DICT = pa.array(OUTCOMES, pa.large_string())
-_SOURCE_DICT = pa.array(SOURCES, pa.large_string())
-_ENTRY_DICT = pa.array(ENTRY_METHODS, pa.large_string())
+_CARD_DICT = large_strings(list(CARD_CODES))
+_OUTCOME_DICT = large_strings(list(OUTCOMES))
+_SOURCE_DICT = large_strings(list(SOURCES))
+_ENTRY_DICT = large_strings(list(ENTRY_METHODS))
 _ENGINE = SOURCES.index("engine")
 _ENGINE_ENTRY = ENTRY_METHODS.index("engine")
 
 
 def _dictionary(indices: np.ndarray, dictionary: pa.Array) -> pa.DictionaryArray:
-    return pa.DictionaryArray.from_arrays(pa.array(indices, pa.uint8()), dictionary)
+    return pa.DictionaryArray.from_arrays(numeric(indices, pa.uint8()), dictionary)
 
 
 @nb.njit(cache=True, nogil=True)
@@ -71,7 +72,7 @@ def _gather_bytes(
 def _card_lists(slots: np.ndarray, lo: int, hi: int) -> pa.LargeListArray:
     """List<card> from columns ``lo:hi`` of ``(rows, k)`` card slots padded with NO_CARD."""
     offsets, values = _pack_slots(slots, lo, hi)
-    return pa.LargeListArray.from_arrays(pa.array(offsets), _dictionary(values, _CARD_DICT))
+    return large_lists(offsets, _dictionary(values, _CARD_DICT))
 
 
 def _strings(values: list[str], take: np.ndarray) -> pa.Array:

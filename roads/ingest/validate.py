@@ -25,6 +25,7 @@ import polars as pl
 import pyarrow as pa
 
 from roads import replay as k
+from roads.arrow_arrays import large_lists, numeric
 from roads.ingest import bounds
 from roads.ingest.engine_batches import _pack_slots
 from roads.ingest.labels import FALSE_LABELS, OUTCOME_LABELS, TRUE_LABELS
@@ -161,8 +162,7 @@ def parse_times(text: pl.Series) -> pl.Series:
 def _card_list(slots: np.ndarray, keep: np.ndarray, name: str) -> pl.Series:
     """Canonical List(card) from (rows, 3) slots (NONE where empty); null where not ``keep``."""
     offsets, values = _pack_slots(np.ascontiguousarray(slots), 0, 3)
-    lists = pa.LargeListArray.from_arrays(pa.array(offsets), pa.array(values, pa.uint8()),
-                                          mask=pa.array(~keep))
+    lists = large_lists(offsets, numeric(values, pa.uint8()), keep)
     return pl.Series(name, lists).list.eval(pl.element().cat.to(Card))
 
 
