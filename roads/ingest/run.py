@@ -236,7 +236,6 @@ class _Run:
     earlier: pl.DataFrame  # COUP_KEY + CONTENT this run gives coups so far (earlier files)
     written: list[Written] = field(default_factory=list)
     amendments: list[Preceding] = field(default_factory=list)
-    stored_shoes: pl.DataFrame | None = None  # SHOE_KEY of the stored shoes
     writing: list[Future[Written]] = field(default_factory=list)  # the last bucket's files
     bucket: bool = False  # whether those files are a bucket's (of a file read in chunks)
 
@@ -260,9 +259,8 @@ class _Run:
         new = split.new
         if not new.is_empty():
             whole = new is checked.coups  # no coup set aside: the check's totals hold
-            if self.stored_shoes is None:  # (once a run: nothing is committed before its end)
-                self.stored_shoes = store.read.stored_shoe_keys()
-            shoes = _shoe_rows(self.stored_shoes, new, self.rules,
+            shoes = _shoe_rows(store.read.stored_shoe_keys(new.select(*SHOE_KEY)), new,
+                               self.rules,
                                checked.shoes if whole else None,
                                earlier.select(*SHOE_KEY).unique())
             meta = {"input_file": path.name, "input_sha256": digest, "ingest_run": self.run_id,

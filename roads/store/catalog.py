@@ -168,15 +168,35 @@ def files(db: sqlite3.Connection, table: str | None = None) -> list[FileEntry]:
     return [_entry(r) for r in db.execute(sql + " ORDER BY path", args).fetchall()]
 
 
+#: Shoe keys passed as one JSON parameter (``[[table_id, shoe_id], ...]``), as a table.
+_KEYS = ("(SELECT json_extract(value, '$[0]') AS t, json_extract(value, '$[1]') AS s "
+         "FROM json_each(?))")
+
+
+def holding(db: sqlite3.Connection, table: str, shoes: Iterable[tuple[str, str]]
+            ) -> list[tuple[str, str, str]]:
+    """``(table_id, shoe_id, path)`` of every row of ``table`` (``catalog_shoes``: coups
+    files, ``shoe_index``: shoes files) for one of ``shoes``: a key lookup per shoe, so an
+    import into a store of millions of shoes reads only the rows of its own."""
+    assert table in ("catalog_shoes", "shoe_index")
+    shoes = list(dict.fromkeys(shoes))  # (each row once, however often a shoe is asked)
+    present = {t for t in {t for t, _ in shoes} if db.execute(  # (a new table's: none)
+        f"SELECT 1 FROM {table} WHERE table_id = ? LIMIT 1", (t,)).fetchone()}
+    wanted = [list(k) for k in shoes if k[0] in present]
+    if not wanted:
+        return []
+    return db.execute(f"SELECT c.table_id, c.shoe_id, c.path FROM {_KEYS} k CROSS JOIN "
+                      f"{table} c ON c.table_id = k.t AND c.shoe_id = k.s",
+                      (json.dumps(wanted),)).fetchall()
+
+
 def files_of_shoes(db: sqlite3.Connection, table_id: str | None, shoe_id: str | None,
                    shoes: Iterable[tuple[str, str]] | None = None) -> list[str]:
     """The coups files holding a table's (or a shoe's, or some shoes') coups."""
     if shoes is not None:
-        wanted = set(shoes)
-        return sorted({r[2] for r in db.execute(
-            "SELECT table_id, shoe_id, path FROM catalog_shoes").fetchall()
-            if (r[0], r[1]) in wanted and (table_id is None or r[0] == table_id)
-            and (shoe_id is None or r[1] == shoe_id)})
+        return sorted({p for t, s, p in holding(db, "catalog_shoes", shoes)
+                       if (table_id is None or t == table_id)
+                       and (shoe_id is None or s == shoe_id)})
     sql, args = "SELECT DISTINCT path FROM catalog_shoes WHERE 1=1", []
     if table_id is not None:
         sql += " AND table_id = ?"
@@ -199,9 +219,8 @@ def split_shoes(db: sqlite3.Connection, table_id: str | None = None,
     readers count such a shoe from its coups. ``keys``: only among these shoes."""
     if keys is not None:
         return {(r[0], r[1]) for r in db.execute(
-            "SELECT c.table_id, c.shoe_id FROM catalog_shoes c JOIN (SELECT "
-            "json_extract(value, '$[0]') AS t, json_extract(value, '$[1]') AS s FROM "
-            "json_each(?)) k ON c.table_id = k.t AND c.shoe_id = k.s "
+            f"SELECT c.table_id, c.shoe_id FROM {_KEYS} k CROSS JOIN catalog_shoes c "
+            "ON c.table_id = k.t AND c.shoe_id = k.s "
             "GROUP BY c.table_id, c.shoe_id HAVING count(*) > 1",
             (json.dumps([list(k) for k in keys]),)).fetchall()}
     where, args = ("WHERE table_id = ? ", (table_id,)) if table_id is not None else ("", ())

@@ -543,20 +543,22 @@ class Reader:
         if keys.is_empty():
             return pl.DataFrame(schema=COUPS)
         db = self.store.journal.reader()
-        wanted = set(keys.select("table_id", "shoe_id").iter_rows())
-        paths = sorted({p for t, s, p in db.execute(
-            "SELECT table_id, shoe_id, path FROM catalog_shoes").fetchall() if (t, s) in wanted})
+        paths = catalog.files_of_shoes(db, None, None, keys.select("table_id", "shoe_id")
+                                       .unique().iter_rows())
         entries = {f.path: f for f in catalog.files(db, "coups")}
         frames = [self._read(entries[p]).join(keys.lazy().collect(), on=["table_id", "shoe_id"],
                                               how="semi") for p in paths if p in entries]
         return pl.concat(frames) if frames else pl.DataFrame(schema=COUPS)
 
-    def stored_shoe_keys(self) -> pl.DataFrame:
-        """``table_id, shoe_id`` of every shoe with a stored shoe row."""
-        frames = [self._read(f, ["table_id", "shoe_id"])
-                  for f in catalog.files(self.store.journal.reader(), "shoes")]
-        return pl.concat(frames) if frames else pl.DataFrame(
-            schema={"table_id": pl.String, "shoe_id": pl.String})
+    def stored_shoe_keys(self, keys: pl.DataFrame) -> pl.DataFrame:
+        """``table_id, shoe_id`` of the shoes in ``keys`` that have a stored shoe row (the
+        catalogue's shoe index is keyed by shoe: no file is read, and the answer's size is
+        the question's, not the store's)."""
+        found = catalog.holding(self.store.journal.reader(), "shoe_index",
+                                keys.select("table_id", "shoe_id").unique().iter_rows())
+        return pl.DataFrame([r[:2] for r in found], schema={"table_id": pl.String,
+                                                            "shoe_id": pl.String},
+                            orient="row").unique()
 
     def journal_shoes(self) -> set[tuple[str, str]]:
         """Every shoe the journal holds as a live shoe (open, closed or sealed)."""

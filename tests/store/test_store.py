@@ -264,3 +264,42 @@ def test_a_bulk_commit_takes_a_large_page_cache_and_gives_it_back(
     floor.close("T1")  # a seal: two catalogue rows
     assert during == [-BULK_CACHE_KIB, -CACHE_KIB]
     assert store.journal.connection().execute("PRAGMA cache_size").fetchone()[0] == -CACHE_KIB
+
+
+@given(st.lists(st.sampled_from([("T1", "s1"), ("T1", "s2"), ("T2", "s1"), ("T9", "s1"),
+                                 ("T1", "x"), ("T2", "s3")]), max_size=8))
+def test_shoe_lookups_by_key_equal_a_scan_of_the_catalogue(
+        floor_store: Store, keys: list[tuple[str, str]]) -> None:
+    """An import asks the catalogue about its own shoes only; the answers equal a scan of
+    the whole catalogue (the oracle) for any mix of stored, unknown and new-table keys."""
+    from roads.store import catalog
+
+    db = floor_store.journal.reader()
+    scan = db.execute("SELECT table_id, shoe_id, path FROM catalog_shoes").fetchall()
+    assert sorted(catalog.holding(db, "catalog_shoes", keys)) == sorted(
+        r for r in scan if (r[0], r[1]) in set(keys))
+    assert catalog.files_of_shoes(db, None, None, keys) == sorted(
+        {r[2] for r in scan if (r[0], r[1]) in set(keys)})
+    frame = pl.DataFrame(keys, schema={"table_id": pl.String, "shoe_id": pl.String},
+                         orient="row")
+    stored = set(floor_store.read.shoes().filter(~pl.col("open"))
+                 .select("table_id", "shoe_id").iter_rows())
+    assert set(floor_store.read.stored_shoe_keys(frame).iter_rows()) == stored & set(keys)
+
+
+@pytest.fixture(scope="module")
+def floor_store(tmp_path_factory: pytest.TempPathFactory) -> Store:
+    """Shoes s1, s2 of T1 and s1, s3 of T2 stored (s3 imported), an open shoe x of T1."""
+    store = Store.create(tmp_path_factory.mktemp("lookups"))
+    floor = Floor(store)
+    for table, shoe in (("T1", "s1"), ("T1", "s2"), ("T2", "s1")):
+        floor.open_shoe(table, shoe)
+        floor.coups(table, "BPT")
+        floor.close(table)
+    floor.open_shoe("T1", "x")
+    floor.coups("T1", "B")
+    csv = tmp_path_factory.mktemp("csv") / "s3.csv"
+    pl.DataFrame({"table": ["T2"] * 3, "shoe": ["s3"] * 3, "coup": [1, 2, 3],
+                  "outcome": list("BPB")}).write_csv(csv)
+    ingest([csv], store, ReadOptions(), get_rules("standard-8"))
+    return store
