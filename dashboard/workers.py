@@ -17,6 +17,7 @@ stops every process.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import gc
 import os
 import shutil
@@ -126,9 +127,27 @@ def _run_demo(sock: socket.socket, root: Path, tables: list[str], pace: float) -
     time.sleep(0.2)  # a coup being entered finishes its transaction
 
 
+#: prctl(2) option: the signal a process gets when its parent dies (Linux).
+_PR_SET_PDEATHSIG = 1
+
+
+def _end_with_parent(parent: int) -> None:
+    """Make this (forked) process get SIGTERM when the server dies, however it dies: a
+    killed server cannot stop its workers, which would go on holding the port and the
+    store. Where prctl is missing (not Linux), the server's own stop still ends them."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the server died before the prctl took effect
+        os._exit(0)
+
+
 def _fork(job: Callable[[], None]) -> int:
     sys.stdout.flush()  # or the child would print the parent's buffered lines again
     sys.stderr.flush()
+    parent = os.getpid()
     pid = os.fork()
     if pid:
         return pid
@@ -136,6 +155,7 @@ def _fork(job: Callable[[], None]) -> int:
     try:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.SIG_DFL)
+        _end_with_parent(parent)
         job()
     except BaseException as exc:  # the worker's own error: say it, then leave
         if not isinstance(exc, KeyboardInterrupt | SystemExit):

@@ -129,3 +129,32 @@ def _fresh_html(server: LiveServer, state: Any) -> str:
     from dashboard.screen import screen_payload
 
     return str(screen_payload(state, SiteConfig(), "en", "dark")["html"])
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie waiting for its reaper is not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_workers_end_when_the_server_is_killed(two_workers: LiveServer) -> None:
+    """SIGKILL gives the server no chance to stop its workers; they must not live on
+    holding the port and the store."""
+    import signal
+    import time
+
+    server = two_workers
+    assert server.process is not None
+    workers = _children(server.process.pid)
+    assert len(workers) == 2 and all(_running(p) for p in workers)
+    server.process.send_signal(signal.SIGKILL)
+    server.process.wait()
+    deadline = time.monotonic() + 60  # (a bound for a loaded machine, not a measurement)
+    while any(_running(p) for p in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = [p for p in workers if _running(p)]
+    for pid in left:  # (leave no process behind, whatever the outcome)
+        os.kill(pid, signal.SIGKILL)
+    assert left == []
