@@ -96,16 +96,17 @@ class Sorted:
 
 
 def _sort(store: Store, coups: pl.DataFrame, live: set[tuple[str, str]],
-          earlier: pl.DataFrame, replace: bool) -> Sorted:
+          earlier: pl.DataFrame, replace: bool, keys: pl.DataFrame | None = None) -> Sorted:
     """Split a file's canonical coups by what is stored under their keys. ``earlier``: the
     content this run gives coups so far (``COUP_KEY`` + ``CONTENT``), which wins over the
     store's. With ``replace``, stored coups are compared as they read now (corrections
-    applied), since that is what an amendment changes."""
+    applied), since that is what an amendment changes. ``keys``: the coups' shoes
+    (``SHOE_KEY``), if the caller has them (the check does: no pass over every coup)."""
     empty = coups.clear()
     if coups.is_empty():
         return Sorted(coups, 0, empty, empty, 0, empty)
     on = list(COUP_KEY)
-    keys = coups.select(*SHOE_KEY).unique()
+    keys = coups.select(*SHOE_KEY).unique() if keys is None else keys.select(*SHOE_KEY)
     on_live = keys.filter(pl.struct(*SHOE_KEY).is_in(
         pl.DataFrame(list(live), schema=dict.fromkeys(SHOE_KEY, pl.String), orient="row")
         .select(pl.struct(*SHOE_KEY)).to_series().implode())) if live else keys.clear()
@@ -255,7 +256,7 @@ class _Run:
         part files named after ``ids``, and add what was found to ``out``."""
         checked = check(parsed, self.rules.decks)
         store, earlier = self.store, self.earlier
-        split = _sort(store, checked.coups, self.live, earlier, self.replace)
+        split = _sort(store, checked.coups, self.live, earlier, self.replace, checked.shoes)
         new = split.new
         if not new.is_empty():
             whole = new is checked.coups  # no coup set aside: the check's totals hold
