@@ -1,0 +1,33 @@
+"""What `roads stats` loads ahead of its reads, and the constant written out for it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from scipy.special import ndtri
+
+from roads.stats.partials import Z99, wilson
+
+
+def test_the_written_out_99_5_percent_quantile_is_scipys() -> None:
+    assert Z99 == float(ndtri(0.995))
+    low, high = wilson(50, 100)
+    assert 0.37 < low < 0.38 and 0.62 < high < 0.63  # the 99% interval of 50 in 100
+
+
+def test_loading_ahead_loads_the_passes_and_scipy_and_importing_the_statistics_does_not(
+) -> None:
+    script = (
+        "import sys\n"
+        "import roads.analysis\n"
+        "assert 'scipy.special' not in sys.modules, 'scipy.special imported with the stats'\n"
+        "from roads.stats.ahead import load_ahead\n"
+        "from roads.stats.integrity import _checks_pass\n"
+        "from roads.stats.partials import _statistics_pass\n"
+        "assert not _checks_pass.overloads and not _statistics_pass.overloads\n"
+        "load_ahead().join()\n"
+        "assert 'scipy.special' in sys.modules\n"
+        "assert _checks_pass.overloads and _statistics_pass.overloads\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
