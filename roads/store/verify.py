@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -80,11 +81,9 @@ class Report:
 
 
 def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
+    """A file's SHA-256 (``file_digest`` reads into one buffer: no fresh pages a block)."""
     with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 22), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def _checkpoints(store: Store, report: Report) -> None:
@@ -211,12 +210,39 @@ def _keys(store: Store, entry: FileEntry) -> pl.DataFrame:
     """The distinct (table_id, shoe_id) of a coups file, read as Parquet dictionaries, row
     group by row group (no dataset layer: nothing else of the file is touched)."""
     with pq.ParquetFile(store.root / entry.path, read_dictionary=["table_id", "shoe_id"]) as f:
-        groups = [pl.DataFrame(pl.from_arrow(f.read_row_group(i, columns=["table_id",
-                                                                          "shoe_id"])))
-                  .unique() for i in range(f.num_row_groups)]
+        groups = [_distinct_keys(f.read_row_group(i, columns=["table_id", "shoe_id"]))
+                  for i in range(f.num_row_groups)]
     keys = pl.concat(groups) if groups else pl.DataFrame(schema=KEYS)
     return keys.with_columns(pl.col("table_id", "shoe_id").cast(pl.String)).unique() \
         .with_columns(pl.lit(entry.path).alias("path"))
+
+
+def _distinct_keys(group: pa.Table) -> pl.DataFrame:
+    """A row group's distinct keys (a null key, or keys not dictionary-encoded, through
+    polars): the distinct pairs of dictionary indices, then only those as strings."""
+    t, s = (group.column(c).combine_chunks() for c in ("table_id", "shoe_id"))
+    if not (isinstance(t, pa.DictionaryArray) and isinstance(s, pa.DictionaryArray)) \
+            or t.null_count or s.null_count:
+        return pl.DataFrame(pl.from_arrow(group)).unique()
+    width = max(len(s.dictionary), 1)
+    ti, si = _indices(t), _indices(s)
+    # a file's rows come in runs of one shoe: only the runs' first rows are compared
+    first = np.r_[0, np.flatnonzero((ti[1:] != ti[:-1]) | (si[1:] != si[:-1])) + 1] \
+        if len(ti) else np.zeros(0, dtype=np.int64)
+    pairs = np.unique(ti[first].astype(np.int64) * width + si[first])
+    names = [pl.Series(pl.from_arrow(d.dictionary)).cast(pl.String) for d in (t, s)]
+    return pl.DataFrame({"table_id": names[0].gather(pairs // width),
+                         "shoe_id": names[1].gather(pairs % width)})
+
+
+def _indices(array: pa.DictionaryArray) -> np.ndarray:
+    """A dictionary array's indices (no nulls), zero-copy from their buffer (``to_numpy``
+    would import pandas)."""
+    indices = array.indices
+    width = indices.type.bit_width // 8
+    kind = np.dtype(f"{'i' if pa.types.is_signed_integer(indices.type) else 'u'}{width}")
+    return np.frombuffer(indices.buffers()[1], dtype=kind, count=len(indices),
+                         offset=indices.offset * width)
 
 
 _KEYS = {"table_id": pl.String, "shoe_id": pl.String, "path": pl.String}
