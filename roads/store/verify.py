@@ -22,7 +22,6 @@ decodes every row again.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
@@ -169,7 +168,8 @@ def verify(store: Store, deep: bool = False,
 
     with ThreadPoolExecutor(max_workers=4) as pool:
         hashing = {e.path: pool.submit(digest, e) for e in listed_files}
-        shoe_tables = pool.submit(_catalogue_shoe_tables, store)
+        shoe_tables = [pool.submit(_catalogue_shoe_tables, store, t)
+                       for t in ("catalog_shoes", "shoe_index")]
         sealed = pool.submit(_sealed_against_journal, store)
         # what each file holds, read ahead (only intact files' reads are used)
         contents = {e.path: pool.submit(_attempt, _keys if e.table == "coups" else _shoes_rows,
@@ -197,7 +197,8 @@ def verify(store: Store, deep: bool = False,
         hashes = {p: h for p, f in hashing.items() if (h := f.result()) is not None}
         intact = _present(store, entries, report, hashes)
         _unaccounted(store, entries, report)
-        _held_twice(store, intact, report, pool, shoe_tables.result(), contents)
+        _held_twice(store, intact, report, pool,
+                    (shoe_tables[0].result(), shoe_tables[1].result()), contents)
         against_journal = sealed.result()
     report.sealed_shoes = against_journal.sealed_shoes
     report.problems += against_journal.problems
@@ -250,19 +251,20 @@ _KEYS = {"table_id": pl.String, "shoe_id": pl.String, "path": pl.String}
 
 def _sql_frame(db: Any, table: str, schema: dict[str, Any], where: str = "") -> pl.DataFrame:
     """Columns of a table as a frame: each column comes back from SQLite as one JSON array
-    (``json_group_array``, built in C) instead of a Python tuple a row."""
+    (``json_group_array``, built in C) instead of a Python tuple a row, decoded by polars
+    (outside the GIL, beside the journal's checks)."""
     arrays = db.execute("SELECT " + ", ".join(f"json_group_array({c})" for c in schema)
                         + f" FROM {table} {where}").fetchone()
-    return pl.DataFrame([pl.Series(c, json.loads(a), dtype=t)
-                         for (c, t), a in zip(schema.items(), arrays, strict=True)])
+    return pl.DataFrame({c: pl.Series([a]).str.json_decode(pl.List(t))
+                         .explode(empty_as_null=False)
+                         for (c, t), a in zip(schema.items(), arrays, strict=True)})
 
 
-def _catalogue_shoe_tables(store: Store) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The catalogue's shoe list of every file and its shoe index, on this thread's own
-    reader."""
-    db = store.journal.reader()
-    return (_sql_frame(db, "catalog_shoes", _KEYS),
-            _sql_frame(db, "shoe_index", {**catalog.INDEX_SCHEMA, "path": pl.String}))
+def _catalogue_shoe_tables(store: Store, table: str) -> pl.DataFrame:
+    """The catalogue's shoe list of every file (``catalog_shoes``) or its shoe index
+    (``shoe_index``), on this thread's own reader (the two are read side by side)."""
+    schema = _KEYS if table == "catalog_shoes" else {**catalog.INDEX_SCHEMA, "path": pl.String}
+    return _sql_frame(store.journal.reader(), table, schema)
 
 
 def _attempt(read: Callable[[Store, FileEntry], pl.DataFrame], store: Store,
