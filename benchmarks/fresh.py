@@ -1,6 +1,7 @@
-"""One fresh ``roads`` process at a time: its wall time and its own peak RSS (``wait4``
-gives each child's rusage, where ``RUSAGE_CHILDREN`` keeps the largest child so far), and
-the stores the whole-store benchmarks run on."""
+"""One fresh ``roads`` process at a time: its wall time, its CPU time (user + system: what a
+shared machine's load does not stretch, so runs of two trees can be compared side by side)
+and its own peak RSS (``wait4`` gives each child's rusage, where ``RUSAGE_CHILDREN`` keeps
+the largest child so far), and the stores the whole-store benchmarks run on."""
 
 from __future__ import annotations
 
@@ -18,8 +19,9 @@ from roads.store import Store
 ROADS = Path(sys.executable).with_name("roads")
 
 
-def run(*argv: str) -> tuple[float, float]:
-    """Seconds and peak RSS (MB) of ``roads ARGV``; exit 0 or 1 (a finding) only."""
+def run(*argv: str) -> tuple[float, float, float]:
+    """Seconds, peak RSS (MB) and CPU seconds of ``roads ARGV``; exit 0 or 1 (a finding)
+    only."""
     start = time.perf_counter()
     child = subprocess.Popen([str(ROADS), *argv], stdout=subprocess.DEVNULL,
                              stderr=subprocess.PIPE)
@@ -29,17 +31,19 @@ def run(*argv: str) -> tuple[float, float]:
     error = child.stderr.read().decode() if child.stderr else ""
     if child.returncode not in (0, 1):
         raise SystemExit(f"roads {' '.join(argv)} exited {child.returncode}: {error}")
-    return elapsed, usage.ru_maxrss / 1024
+    return elapsed, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
 def runs(label: str, coups: int, argv: list[str], times: int = 3) -> None:
-    """Print the median of ``times`` fresh runs: coups/s, seconds, the peak RSS."""
+    """Print the median of ``times`` fresh runs: coups/s, seconds, CPU seconds, the peak
+    RSS, and the load average (figures on a loaded machine are not an idle one's)."""
     done = [run(*argv) for _ in range(times)]
     seconds = statistics.median(d[0] for d in done)
     print(f"{label} over {coups:,} coups: {coups / seconds / 1e6:.2f} M coups/s (median of "
           f"{times} fresh processes {seconds:.2f} s, {min(d[0] for d in done):.2f}-"
-          f"{max(d[0] for d in done):.2f}); peak RSS {max(d[1] for d in done):.0f} MB",
-          flush=True)
+          f"{max(d[0] for d in done):.2f}; CPU {statistics.median(d[2] for d in done):.2f} s);"
+          f" peak RSS {max(d[1] for d in done):.0f} MB; load average "
+          f"{os.getloadavg()[0]:.1f}", flush=True)
 
 
 def simulated(root: Path, coups: int, seed: int) -> tuple[Store, int]:

@@ -31,3 +31,20 @@ def test_loading_ahead_loads_the_passes_and_scipy_and_importing_the_statistics_d
         "assert _checks_pass.overloads and _statistics_pass.overloads\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_the_cli_loads_pyarrow_only_after_stats_sets_its_allocator_option() -> None:
+    """`roads stats` and `check` set MIMALLOC_PURGE_DELAY before pyarrow loads (it is read
+    once, then): the CLI module itself must not import pyarrow."""
+    script = ("import os, sys\n"
+              "import roads.cli\n"
+              "assert 'pyarrow' not in sys.modules, 'the CLI imports pyarrow at start'\n"
+              "os.environ.pop('MIMALLOC_PURGE_DELAY', None)\n"
+              "try:\n"
+              "    roads.cli._slice_report(__import__('pathlib').Path('/nonexistent'),\n"
+              "                            None, None, None, None, 0.99)\n"
+              "except Exception:\n"
+              "    pass\n"
+              "assert os.environ['MIMALLOC_PURGE_DELAY'] == '-1'\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
