@@ -71,7 +71,7 @@ def _timed(source: Path, work: Path, name: str) -> tuple[float, list[float], dic
 
 def _fresh_process(source: Path, store: Path) -> tuple[float, int]:
     """Wall time and peak RSS (bytes) of one ``roads ingest`` process."""
-    wall, peak, code, error = launch([str(ROADS), "ingest", str(source), "--store", str(store)])
+    wall, peak, code, error, _ = launch([str(ROADS), "ingest", str(source), "--store", str(store)])
     if code != 0:
         raise SystemExit(f"roads ingest {source} exited {code}: {error}")
     return wall, peak

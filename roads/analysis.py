@@ -20,6 +20,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from roads.stats.ahead import load_ahead
 from roads.stats.columns import NotInRuns, ShoeColumns, columns_of
 from roads.stats.integrity import Checked, IntegrityScan
 from roads.stats.partials import (
@@ -126,6 +127,7 @@ def statistics(store: Store, sel: Selection = ALL, level: float = 0.99,
                integrity: bool = True) -> dict[str, Any]:
     """Statistics, randomness tests and integrity findings of a slice (live odds for one
     shoe), from one read of each file."""
+    load_ahead()  # the compiled passes and scipy load while the shoes are read
     shoes = store.read.shoes(_shoes_of(sel))
     scan = IntegrityScan(shoes) if integrity else None
     # only the rule sets are needed from here on (a store's shoes table is not held twice)

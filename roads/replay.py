@@ -13,7 +13,6 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from roads.tableau import BANKER_DRAWS, PLAYER_STOOD
 
@@ -33,7 +32,7 @@ def string_buffers(array: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.nd
     """(offsets int64, bytes uint8, is_null bool) of a string column, zero-copy where it can."""
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks()
-    array = pc.cast(array, pa.large_string())
+    array = array.cast(pa.large_string())  # pyarrow.compute loaded here, not at import
     offsets = np.frombuffer(array.buffers()[1], dtype=np.int64)[
         array.offset : array.offset + len(array) + 1]
     data_buffer = array.buffers()[2]

@@ -15,10 +15,16 @@ from typing import Any
 
 import numpy as np
 
-# scipy.special, not scipy.stats: the same functions, imported in a third of the time.
-from scipy.special import chdtrc, ndtr
-
 from roads.stats.sequence import SequenceStats
+
+
+def _special() -> Any:
+    """``scipy.special`` (not scipy.stats: the same functions, imported in a third of the
+    time), imported on first use: half a second that ``roads stats`` spends on a thread
+    beside its reads (:mod:`roads.stats.ahead`), not before them."""
+    import scipy.special
+
+    return scipy.special
 
 
 def holm(p_values: list[float]) -> list[float]:
@@ -40,7 +46,7 @@ def chi_square(observed: list[int], expected: list[float]) -> tuple[float, int, 
         return None
     stat = float(sum((o - e) ** 2 / e for o, e in zip(observed, expected, strict=True)))
     df = len(observed) - 1
-    return stat, df, float(chdtrc(df, stat))
+    return stat, df, float(_special().chdtrc(df, stat))
 
 
 def runs_test(seq: SequenceStats) -> tuple[float, float] | None:
@@ -58,7 +64,7 @@ def runs_test(seq: SequenceStats) -> tuple[float, float] | None:
     if total_var <= 0:
         return None
     z = (float(seq.per_shoe[used, 2].sum()) - float(mean.sum())) / math.sqrt(total_var)
-    return z, float(2 * ndtr(-abs(z)))
+    return z, float(2 * _special().ndtr(-abs(z)))
 
 
 def serial_correlation(seq: SequenceStats, lag: int) -> tuple[float, float, float] | None:
@@ -73,7 +79,7 @@ def serial_correlation(seq: SequenceStats, lag: int) -> tuple[float, float, floa
         return None
     r = cov / math.sqrt(vx * vy)
     z = r * math.sqrt(pairs)
-    return r, z, float(2 * ndtr(-abs(z)))
+    return r, z, float(2 * _special().ndtr(-abs(z)))
 
 
 def randomness_tests(stats: dict[str, Any], seq: SequenceStats, level: float = 0.99,

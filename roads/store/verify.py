@@ -22,7 +22,6 @@ decodes every row again.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
@@ -30,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -80,11 +80,9 @@ class Report:
 
 
 def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
+    """A file's SHA-256 (``file_digest`` reads into one buffer: no fresh pages a block)."""
     with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 22), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def _checkpoints(store: Store, report: Report) -> None:
@@ -170,7 +168,8 @@ def verify(store: Store, deep: bool = False,
 
     with ThreadPoolExecutor(max_workers=4) as pool:
         hashing = {e.path: pool.submit(digest, e) for e in listed_files}
-        shoe_tables = pool.submit(_catalogue_shoe_tables, store)
+        shoe_tables = [pool.submit(_catalogue_shoe_tables, store, t)
+                       for t in ("catalog_shoes", "shoe_index")]
         sealed = pool.submit(_sealed_against_journal, store)
         # what each file holds, read ahead (only intact files' reads are used)
         contents = {e.path: pool.submit(_attempt, _keys if e.table == "coups" else _shoes_rows,
@@ -198,7 +197,8 @@ def verify(store: Store, deep: bool = False,
         hashes = {p: h for p, f in hashing.items() if (h := f.result()) is not None}
         intact = _present(store, entries, report, hashes)
         _unaccounted(store, entries, report)
-        _held_twice(store, intact, report, pool, shoe_tables.result(), contents)
+        _held_twice(store, intact, report, pool,
+                    (shoe_tables[0].result(), shoe_tables[1].result()), contents)
         against_journal = sealed.result()
     report.sealed_shoes = against_journal.sealed_shoes
     report.problems += against_journal.problems
@@ -211,12 +211,39 @@ def _keys(store: Store, entry: FileEntry) -> pl.DataFrame:
     """The distinct (table_id, shoe_id) of a coups file, read as Parquet dictionaries, row
     group by row group (no dataset layer: nothing else of the file is touched)."""
     with pq.ParquetFile(store.root / entry.path, read_dictionary=["table_id", "shoe_id"]) as f:
-        groups = [pl.DataFrame(pl.from_arrow(f.read_row_group(i, columns=["table_id",
-                                                                          "shoe_id"])))
-                  .unique() for i in range(f.num_row_groups)]
+        groups = [_distinct_keys(f.read_row_group(i, columns=["table_id", "shoe_id"]))
+                  for i in range(f.num_row_groups)]
     keys = pl.concat(groups) if groups else pl.DataFrame(schema=KEYS)
     return keys.with_columns(pl.col("table_id", "shoe_id").cast(pl.String)).unique() \
         .with_columns(pl.lit(entry.path).alias("path"))
+
+
+def _distinct_keys(group: pa.Table) -> pl.DataFrame:
+    """A row group's distinct keys (a null key, or keys not dictionary-encoded, through
+    polars): the distinct pairs of dictionary indices, then only those as strings."""
+    t, s = (group.column(c).combine_chunks() for c in ("table_id", "shoe_id"))
+    if not (isinstance(t, pa.DictionaryArray) and isinstance(s, pa.DictionaryArray)) \
+            or t.null_count or s.null_count:
+        return pl.DataFrame(pl.from_arrow(group)).unique()
+    width = max(len(s.dictionary), 1)
+    ti, si = _indices(t), _indices(s)
+    # a file's rows come in runs of one shoe: only the runs' first rows are compared
+    first = np.r_[0, np.flatnonzero((ti[1:] != ti[:-1]) | (si[1:] != si[:-1])) + 1] \
+        if len(ti) else np.zeros(0, dtype=np.int64)
+    pairs = np.unique(ti[first].astype(np.int64) * width + si[first])
+    names = [pl.Series(pl.from_arrow(d.dictionary)).cast(pl.String) for d in (t, s)]
+    return pl.DataFrame({"table_id": names[0].gather(pairs // width),
+                         "shoe_id": names[1].gather(pairs % width)})
+
+
+def _indices(array: pa.DictionaryArray) -> np.ndarray:
+    """A dictionary array's indices (no nulls), zero-copy from their buffer (``to_numpy``
+    would import pandas)."""
+    indices = array.indices
+    width = indices.type.bit_width // 8
+    kind = np.dtype(f"{'i' if pa.types.is_signed_integer(indices.type) else 'u'}{width}")
+    return np.frombuffer(indices.buffers()[1], dtype=kind, count=len(indices),
+                         offset=indices.offset * width)
 
 
 _KEYS = {"table_id": pl.String, "shoe_id": pl.String, "path": pl.String}
@@ -224,19 +251,20 @@ _KEYS = {"table_id": pl.String, "shoe_id": pl.String, "path": pl.String}
 
 def _sql_frame(db: Any, table: str, schema: dict[str, Any], where: str = "") -> pl.DataFrame:
     """Columns of a table as a frame: each column comes back from SQLite as one JSON array
-    (``json_group_array``, built in C) instead of a Python tuple a row."""
+    (``json_group_array``, built in C) instead of a Python tuple a row, decoded by polars
+    (outside the GIL, beside the journal's checks)."""
     arrays = db.execute("SELECT " + ", ".join(f"json_group_array({c})" for c in schema)
                         + f" FROM {table} {where}").fetchone()
-    return pl.DataFrame([pl.Series(c, json.loads(a), dtype=t)
-                         for (c, t), a in zip(schema.items(), arrays, strict=True)])
+    return pl.DataFrame({c: pl.Series([a]).str.json_decode(pl.List(t))
+                         .explode(empty_as_null=False)
+                         for (c, t), a in zip(schema.items(), arrays, strict=True)})
 
 
-def _catalogue_shoe_tables(store: Store) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The catalogue's shoe list of every file and its shoe index, on this thread's own
-    reader."""
-    db = store.journal.reader()
-    return (_sql_frame(db, "catalog_shoes", _KEYS),
-            _sql_frame(db, "shoe_index", {**catalog.INDEX_SCHEMA, "path": pl.String}))
+def _catalogue_shoe_tables(store: Store, table: str) -> pl.DataFrame:
+    """The catalogue's shoe list of every file (``catalog_shoes``) or its shoe index
+    (``shoe_index``), on this thread's own reader (the two are read side by side)."""
+    schema = _KEYS if table == "catalog_shoes" else {**catalog.INDEX_SCHEMA, "path": pl.String}
+    return _sql_frame(store.journal.reader(), table, schema)
 
 
 def _attempt(read: Callable[[Store, FileEntry], pl.DataFrame], store: Store,
