@@ -147,10 +147,16 @@ def dealers(base: str, plan: dict[str, Any], pace: float, start: float, seconds:
             else:
                 errors[str(r.status_code)] += 1
 
-    async def run() -> None:
-        limits = httpx.Limits(max_connections=128, max_keepalive_connections=128)
+    async def dealer(t: str, p: dict[str, Any]) -> None:
+        # One connection per table, as each table's shoe or terminal has its own: a shared
+        # pool of 100+ connections costs httpcore a scan of the pool per request, and the
+        # dealers' process then saturates its core before the server does.
+        limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
         async with httpx.AsyncClient(base_url=base, limits=limits, timeout=60) as client:
-            await asyncio.gather(*(table(client, t, p) for t, p in plan.items()))
+            await table(client, t, p)
+
+    async def run() -> None:
+        await asyncio.gather(*(dealer(t, p) for t, p in plan.items()))
 
     asyncio.run(run())
     Path(out).write_text(json.dumps({"accepted": accepted, "posted": posted,
@@ -329,13 +335,21 @@ def run(args: argparse.Namespace, round_no: int) -> dict[str, Any]:
         for p in procs:
             p.start()
         cpu0, t0 = cpu_seconds(server.pid), time.monotonic()
+        clients = {"dealers": procs[0], "screens": screen_proc,
+                   **({"viewers": procs[1]} if views else {})}
+        client_cpu = {name: [cpu_seconds(p.pid or 0)] * 2 for name, p in clients.items()}
         samples = [(0, *memory_mb(server.pid))]
         while any(p.is_alive() for p in procs):
             time.sleep(min(args.sample, 1.0))
+            for name, p in clients.items():  # the last reading before the process ends
+                if p.is_alive():
+                    client_cpu[name][1] = cpu_seconds(p.pid or 0)
             at = round(time.monotonic() - t0)
             if at - samples[-1][0] >= args.sample:
                 samples.append((at, *memory_mb(server.pid)))
         cpu = (cpu_seconds(server.pid) - cpu0) / (time.monotonic() - t0)
+        client_cores = {name: (b - a) / (time.monotonic() - t0)
+                        for name, (a, b) in client_cpu.items()}
         samples.append((round(time.monotonic() - t0), *memory_mb(server.pid)))
         screen_proc.join(timeout=60)
     finally:
@@ -358,7 +372,7 @@ def run(args: argparse.Namespace, round_no: int) -> dict[str, Any]:
             "kinds": dict(kinds), "broken": sum(r["broken"] for r in records),
             "update_bytes": statistics.median(update_bytes) if update_bytes else 0,
             "state_bytes": statistics.median(state_bytes) if state_bytes else 0,
-            "cpu": cpu, "memory": samples,
+            "cpu": cpu, "client_cpu": client_cores, "memory": samples,
             "viewer_polls": len(polls),
             "viewer_p50": _q([p[0] for p in polls], 50) * 1000 if polls else None,
             "viewer_p95": _q([p[0] for p in polls], 95) * 1000 if polls else None,
@@ -376,7 +390,9 @@ def report(args: argparse.Namespace, r: dict[str, Any]) -> None:
           f"p95 {r['server_p95']:.0f} ms")
     print(f"  messages: {r['kinds']}; median update {r['update_bytes'] / 1024:.1f} KB, "
           f"median whole state {r['state_bytes'] / 1024:.1f} KB (JSON, before compression)")
-    print(f"  server CPU: {r['cpu']:.2f} cores on average")
+    print(f"  server CPU: {r['cpu']:.2f} cores on average; the benchmark's own processes: "
+          + ", ".join(f"{name} {cores:.2f}" for name, cores in r["client_cpu"].items())
+          + " (a client near 1.00 cannot keep pace: its latency is not the server's)")
     if r["viewer_polls"]:
         print(f"  dashboard viewers ({args.viewer_page} page): {r['viewer_polls']} polls, "
               f"{r['viewer_refreshes']} refreshed; answer p50 {r['viewer_p50']:.0f} ms  "
