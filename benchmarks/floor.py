@@ -30,6 +30,7 @@ import argparse
 import asyncio
 import json
 import multiprocessing
+import os
 import random
 import statistics
 import subprocess
@@ -65,6 +66,15 @@ def _wait_http(url: str, deadline: float) -> None:
         except OSError:
             time.sleep(0.05)
     raise SystemExit(f"no answer from {url}")
+
+
+def _server_env(code: str | None) -> dict[str, str]:
+    """The server's environment: ``code`` serves another checkout's code (an A/B run side
+    by side with this one, same clients, same load)."""
+    env = dict(os.environ)
+    if code:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, (code, env.get("PYTHONPATH"))))
+    return env
 
 
 # -- the floor before the run ---------------------------------------------------------------
@@ -118,10 +128,14 @@ def dealers(base: str, plan: dict[str, Any], pace: float, start: float, seconds:
     posted: list[float] = []
     errors: Counter[str] = Counter()
 
+    # Every table's shoe dealt before the start (not inside the event loop, where the
+    # engine's first load and 100 shoes held back the first tables' first coups).
+    first = {t: deal_shoe(rules, p["seed"]) for t, p in plan.items()}
+
     async def table(client: httpx.AsyncClient, t: str, p: dict[str, Any]) -> None:
         rng = random.Random(p["seed"])
         head = {"Authorization": f"Bearer {p['key']}"}
-        shoe, coup, number = deal_shoe(rules, p["seed"]), p["dealt"], 0
+        shoe, coup, number = first[t], p["dealt"], 0
         await asyncio.sleep(max(0.0, start - time.time()) + rng.uniform(0, pace))
         while time.time() < start + seconds:
             if coup >= len(shoe.coups):
@@ -307,7 +321,7 @@ def run(args: argparse.Namespace, round_no: int) -> dict[str, Any]:
     base = f"http://127.0.0.1:{port}"
     server = subprocess.Popen([ROADS, "serve", "--store", str(root), "--port", str(port),
                                *(["--workers", str(args.workers)] if args.workers else [])],
-                              stdout=subprocess.DEVNULL)
+                              stdout=subprocess.DEVNULL, env=_server_env(args.code))
     spawn = multiprocessing.get_context("spawn")
     try:
         _wait_http(f"{base}/health", time.monotonic() + 120)
@@ -323,7 +337,7 @@ def run(args: argparse.Namespace, round_no: int) -> dict[str, Any]:
             if time.monotonic() > deadline or not screen_proc.is_alive():
                 raise SystemExit("the screens did not open in time")
             time.sleep(0.2)
-        start = time.time() + 1
+        start = time.time() + 5  # the dealers' process starts and deals its first shoes
         dealing_end = start + args.seconds
         procs = [spawn.Process(target=dealers, args=(base, plan, args.pace, start, args.seconds,
                                                      str(work / "dealers.json")))]
@@ -402,7 +416,7 @@ def report(args: argparse.Namespace, r: dict[str, Any]) -> None:
 
 
 # -- first page -----------------------------------------------------------------------------
-def first_page(rounds: int, workers: int | None) -> None:
+def first_page(rounds: int, workers: int | None, code: str | None = None) -> None:
     """``roads serve --demo`` in a fresh store: process start → first answer of ``/``,
     of ``/table/T01`` and the first state on T01's socket."""
     import websockets
@@ -428,7 +442,8 @@ def first_page(rounds: int, workers: int | None) -> None:
         server = subprocess.Popen([ROADS, "serve", "--demo", "--store", str(work / "demo"),
                                    "--port", str(port),
                                    *(["--workers", str(workers)] if workers else [])],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                  env=_server_env(code))
         try:
             deadline = time.monotonic() + 60
             _wait_http(f"{base}/", deadline)
@@ -463,12 +478,14 @@ def main() -> None:
                         help="seconds between memory samples")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--first-page", type=int, default=0, metavar="ROUNDS")
+    parser.add_argument("--code", metavar="DIR",
+                        help="serve the code of this checkout instead (A/B side by side)")
     args = parser.parse_args()
     with open("/proc/loadavg") as f:
         load = f.read().split()[:3]
     print(f"machine: {multiprocessing.cpu_count()} cores, load average {' '.join(load)}")
     if args.first_page:
-        first_page(args.first_page, args.workers)
+        first_page(args.first_page, args.workers, args.code)
         return
     results = []
     for i in range(args.repeat):
