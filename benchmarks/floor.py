@@ -30,6 +30,7 @@ import argparse
 import asyncio
 import json
 import multiprocessing
+import os
 import random
 import statistics
 import subprocess
@@ -65,6 +66,15 @@ def _wait_http(url: str, deadline: float) -> None:
         except OSError:
             time.sleep(0.05)
     raise SystemExit(f"no answer from {url}")
+
+
+def _server_env(code: str | None) -> dict[str, str]:
+    """The server's environment: ``code`` serves another checkout's code (an A/B run side
+    by side with this one, same clients, same load)."""
+    env = dict(os.environ)
+    if code:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, (code, env.get("PYTHONPATH"))))
+    return env
 
 
 # -- the floor before the run ---------------------------------------------------------------
@@ -118,10 +128,14 @@ def dealers(base: str, plan: dict[str, Any], pace: float, start: float, seconds:
     posted: list[float] = []
     errors: Counter[str] = Counter()
 
+    # Every table's shoe dealt before the start (not inside the event loop, where the
+    # engine's first load and 100 shoes held back the first tables' first coups).
+    first = {t: deal_shoe(rules, p["seed"]) for t, p in plan.items()}
+
     async def table(client: httpx.AsyncClient, t: str, p: dict[str, Any]) -> None:
         rng = random.Random(p["seed"])
         head = {"Authorization": f"Bearer {p['key']}"}
-        shoe, coup, number = deal_shoe(rules, p["seed"]), p["dealt"], 0
+        shoe, coup, number = first[t], p["dealt"], 0
         await asyncio.sleep(max(0.0, start - time.time()) + rng.uniform(0, pace))
         while time.time() < start + seconds:
             if coup >= len(shoe.coups):
@@ -147,10 +161,18 @@ def dealers(base: str, plan: dict[str, Any], pace: float, start: float, seconds:
             else:
                 errors[str(r.status_code)] += 1
 
+    async def dealer(t: str, p: dict[str, Any]) -> None:
+        # One connection per table, as each table's shoe or terminal has its own: a shared
+        # pool of 100+ connections costs httpcore a scan of the pool per request, and the
+        # dealers' process then saturates its core before the server does.
+        # verify=False: plain HTTP, and the default loads the CA bundle (~0.2 s a client).
+        limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+        async with httpx.AsyncClient(base_url=base, limits=limits, timeout=60,
+                                     verify=False) as client:
+            await table(client, t, p)
+
     async def run() -> None:
-        limits = httpx.Limits(max_connections=128, max_keepalive_connections=128)
-        async with httpx.AsyncClient(base_url=base, limits=limits, timeout=60) as client:
-            await asyncio.gather(*(table(client, t, p) for t, p in plan.items()))
+        await asyncio.gather(*(dealer(t, p) for t, p in plan.items()))
 
     asyncio.run(run())
     Path(out).write_text(json.dumps({"accepted": accepted, "posted": posted,
@@ -301,7 +323,7 @@ def run(args: argparse.Namespace, round_no: int) -> dict[str, Any]:
     base = f"http://127.0.0.1:{port}"
     server = subprocess.Popen([ROADS, "serve", "--store", str(root), "--port", str(port),
                                *(["--workers", str(args.workers)] if args.workers else [])],
-                              stdout=subprocess.DEVNULL)
+                              stdout=subprocess.DEVNULL, env=_server_env(args.code))
     spawn = multiprocessing.get_context("spawn")
     try:
         _wait_http(f"{base}/health", time.monotonic() + 120)
@@ -317,7 +339,7 @@ def run(args: argparse.Namespace, round_no: int) -> dict[str, Any]:
             if time.monotonic() > deadline or not screen_proc.is_alive():
                 raise SystemExit("the screens did not open in time")
             time.sleep(0.2)
-        start = time.time() + 1
+        start = time.time() + 5  # the dealers' process starts and deals its first shoes
         dealing_end = start + args.seconds
         procs = [spawn.Process(target=dealers, args=(base, plan, args.pace, start, args.seconds,
                                                      str(work / "dealers.json")))]
@@ -329,13 +351,21 @@ def run(args: argparse.Namespace, round_no: int) -> dict[str, Any]:
         for p in procs:
             p.start()
         cpu0, t0 = cpu_seconds(server.pid), time.monotonic()
+        clients = {"dealers": procs[0], "screens": screen_proc,
+                   **({"viewers": procs[1]} if views else {})}
+        client_cpu = {name: [cpu_seconds(p.pid or 0)] * 2 for name, p in clients.items()}
         samples = [(0, *memory_mb(server.pid))]
         while any(p.is_alive() for p in procs):
             time.sleep(min(args.sample, 1.0))
+            for name, p in clients.items():  # the last reading before the process ends
+                if p.is_alive():
+                    client_cpu[name][1] = cpu_seconds(p.pid or 0)
             at = round(time.monotonic() - t0)
             if at - samples[-1][0] >= args.sample:
                 samples.append((at, *memory_mb(server.pid)))
         cpu = (cpu_seconds(server.pid) - cpu0) / (time.monotonic() - t0)
+        client_cores = {name: (b - a) / (time.monotonic() - t0)
+                        for name, (a, b) in client_cpu.items()}
         samples.append((round(time.monotonic() - t0), *memory_mb(server.pid)))
         screen_proc.join(timeout=60)
     finally:
@@ -358,7 +388,7 @@ def run(args: argparse.Namespace, round_no: int) -> dict[str, Any]:
             "kinds": dict(kinds), "broken": sum(r["broken"] for r in records),
             "update_bytes": statistics.median(update_bytes) if update_bytes else 0,
             "state_bytes": statistics.median(state_bytes) if state_bytes else 0,
-            "cpu": cpu, "memory": samples,
+            "cpu": cpu, "client_cpu": client_cores, "memory": samples,
             "viewer_polls": len(polls),
             "viewer_p50": _q([p[0] for p in polls], 50) * 1000 if polls else None,
             "viewer_p95": _q([p[0] for p in polls], 95) * 1000 if polls else None,
@@ -376,7 +406,9 @@ def report(args: argparse.Namespace, r: dict[str, Any]) -> None:
           f"p95 {r['server_p95']:.0f} ms")
     print(f"  messages: {r['kinds']}; median update {r['update_bytes'] / 1024:.1f} KB, "
           f"median whole state {r['state_bytes'] / 1024:.1f} KB (JSON, before compression)")
-    print(f"  server CPU: {r['cpu']:.2f} cores on average")
+    print(f"  server CPU: {r['cpu']:.2f} cores on average; the benchmark's own processes: "
+          + ", ".join(f"{name} {cores:.2f}" for name, cores in r["client_cpu"].items())
+          + " (a client near 1.00 cannot keep pace: its latency is not the server's)")
     if r["viewer_polls"]:
         print(f"  dashboard viewers ({args.viewer_page} page): {r['viewer_polls']} polls, "
               f"{r['viewer_refreshes']} refreshed; answer p50 {r['viewer_p50']:.0f} ms  "
@@ -386,7 +418,7 @@ def report(args: argparse.Namespace, r: dict[str, Any]) -> None:
 
 
 # -- first page -----------------------------------------------------------------------------
-def first_page(rounds: int, workers: int | None) -> None:
+def first_page(rounds: int, workers: int | None, code: str | None = None) -> None:
     """``roads serve --demo`` in a fresh store: process start → first answer of ``/``,
     of ``/table/T01`` and the first state on T01's socket."""
     import websockets
@@ -412,7 +444,8 @@ def first_page(rounds: int, workers: int | None) -> None:
         server = subprocess.Popen([ROADS, "serve", "--demo", "--store", str(work / "demo"),
                                    "--port", str(port),
                                    *(["--workers", str(workers)] if workers else [])],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                  env=_server_env(code))
         try:
             deadline = time.monotonic() + 60
             _wait_http(f"{base}/", deadline)
@@ -447,12 +480,14 @@ def main() -> None:
                         help="seconds between memory samples")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--first-page", type=int, default=0, metavar="ROUNDS")
+    parser.add_argument("--code", metavar="DIR",
+                        help="serve the code of this checkout instead (A/B side by side)")
     args = parser.parse_args()
     with open("/proc/loadavg") as f:
         load = f.read().split()[:3]
     print(f"machine: {multiprocessing.cpu_count()} cores, load average {' '.join(load)}")
     if args.first_page:
-        first_page(args.first_page, args.workers)
+        first_page(args.first_page, args.workers, args.code)
         return
     results = []
     for i in range(args.repeat):

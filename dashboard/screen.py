@@ -16,7 +16,7 @@ colour comes from the theme (``roads.render.themes``) as CSS variables, so the w
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from html import escape
@@ -178,15 +178,30 @@ class _Drawn:
     parts: dict[str, tuple[str, str]]
 
 
-@dataclass(frozen=True, slots=True)
 class Update:
     """One state of a table's screen: the whole content (``full``, what a screen that
     (re)connects or missed an update gets) and, when the previous state was of the same
-    open board, the changes from it (``delta``: ``base`` is the previous ``seq``)."""
+    open board, the changes from it (``delta``: ``base`` is the previous ``seq``).
 
-    seq: int
-    full: dict[str, Any]
-    delta: dict[str, Any] | None
+    ``full`` is drawn from a snapshot on first use: a floor's screens nearly all follow the
+    updates, and drawing every road whole for each coup was ~a tenth of a worker's drawing.
+    """
+
+    __slots__ = ("_draw", "_full", "delta", "seq")
+
+    def __init__(self, seq: int, full: dict[str, Any] | Callable[[], dict[str, Any]],
+                 delta: dict[str, Any] | None) -> None:
+        self.seq, self.delta = seq, delta
+        self._full: dict[str, Any] | None = full if isinstance(full, dict) else None
+        self._draw: Callable[[], dict[str, Any]] | None = None if isinstance(full, dict) \
+            else full
+
+    @property
+    def full(self) -> dict[str, Any]:
+        if self._full is None:
+            assert self._draw is not None
+            self._full, self._draw = self._draw(), None
+        return self._full
 
 
 class ScreenContent:
@@ -206,21 +221,22 @@ class ScreenContent:
         """The screen for ``state`` (``board``: the open shoe's board, kept by the caller and
         appended to in place between updates; None when no shoe is open)."""
         lab = self.labels
+        base, self._seq = self._seq, state.seq
         if state.status != "open" or board is None:
             self._drawn = None
             body = (f'<div class="status-screen"><div class="status-text">'
                     f'{escape(lab["status_" + state.status])}</div></div>')
-            return Update(state.seq, self._payload(state, _header(state, self.site, lab), body),
-                          None)
+            return Update(state.seq, _payload(state, _header(state, self.site, lab), body, lab,
+                                              self.theme), None)
         head = _header(state, self.site, lab)
         key = (state.shoe_id, state.shoe_number, state.rules)  # all the header but the count
-        before, base = self._drawn, self._seq
+        before = self._drawn
         if before is None or before.key != key or before.board is not board \
                 or len(board) < before.coups:
             self._drawn = self._draw(key, state, board)
-            return Update(state.seq, self._full(state, head), None)
+            return Update(state.seq, self._whole(state, head), None)
         ops = self._changes(before, state, board)
-        return Update(state.seq, self._full(state, head), {
+        return Update(state.seq, self._whole(state, head), {
             "type": "update", "table_id": state.table_id, "seq": state.seq, "base": base,
             "status": state.status, "shoe_id": state.shoe_id, "coups": len(state.coups),
             "ops": ops})
@@ -268,28 +284,40 @@ class ScreenContent:
         return ops
 
     # -- the whole screen -------------------------------------------------------------------
-    def _full(self, state: TableState, head: str) -> dict[str, Any]:
+    def _whole(self, state: TableState, head: str) -> Callable[[], dict[str, Any]]:
+        """The whole screen as it is drawn now, drawn when first asked for (from a copy of
+        every cell: the next update changes the kept ones in place, maybe on another
+        thread than the one that asks)."""
         drawn = self._drawn
         assert drawn is not None
-        svg = {road: drawn.roads[road].svg(drawn.cells[road]) for road in SCREEN_ROADS}
-        lab, parts = self.labels, drawn.parts
-        derived = "".join(_road(road, lab, svg[road]) for road in DERIVED)
-        body = (f'<section class="board">{_road("big_road", lab, svg["big_road"])}'
-                f'<div class="derived">{derived}</div>'
-                f'<div class="lower">{_road("bead_plate", lab, svg["bead_plate"])}'
-                f'{_shares(parts, lab, self.theme)}{_asks(parts, lab)}'
-                f'{parts["section.last-coup"][1]}</div></section>')
-        return self._payload(state, head, body)
+        roads = {road: (drawn.roads[road], tuple(drawn.cells[road])) for road in SCREEN_ROADS}
+        parts, lab, theme = drawn.parts, self.labels, self.theme  # parts: replaced, not changed
+        return lambda: _whole_screen(state, head, roads, parts, lab, theme)
 
-    def _payload(self, state: TableState, head: str, body: str) -> dict[str, Any]:
-        self._seq = state.seq
-        html = (f'<div class="screen status-{state.status} theme-{self.theme}" '
-                f'data-seq="{state.seq}" style="{theme_style(self.theme)}">{head}{body}'
-                f'<footer><p class="note">{escape(self.labels["information_only"])}</p>'
-                f'</footer></div>')
-        return {"type": "state", "table_id": state.table_id, "seq": state.seq,
-                "status": state.status, "shoe_id": state.shoe_id, "coups": len(state.coups),
-                "html": html}
+
+def _whole_screen(state: TableState, head: str,
+                  roads: dict[str, tuple[ScreenRoad, tuple[str, ...]]],
+                  parts: dict[str, tuple[str, str]], lab: dict[str, str], theme: str
+                  ) -> dict[str, Any]:
+    svg = {road: r.svg(cells) for road, (r, cells) in roads.items()}
+    derived = "".join(_road(road, lab, svg[road]) for road in DERIVED)
+    body = (f'<section class="board">{_road("big_road", lab, svg["big_road"])}'
+            f'<div class="derived">{derived}</div>'
+            f'<div class="lower">{_road("bead_plate", lab, svg["bead_plate"])}'
+            f'{_shares(parts, lab, theme)}{_asks(parts, lab)}'
+            f'{parts["section.last-coup"][1]}</div></section>')
+    return _payload(state, head, body, lab, theme)
+
+
+def _payload(state: TableState, head: str, body: str, lab: dict[str, str],
+             theme: str) -> dict[str, Any]:
+    html = (f'<div class="screen status-{state.status} theme-{theme}" '
+            f'data-seq="{state.seq}" style="{theme_style(theme)}">{head}{body}'
+            f'<footer><p class="note">{escape(lab["information_only"])}</p>'
+            f'</footer></div>')
+    return {"type": "state", "table_id": state.table_id, "seq": state.seq,
+            "status": state.status, "shoe_id": state.shoe_id, "coups": len(state.coups),
+            "html": html}
 
 
 def screen_payload(state: TableState, site: SiteConfig, lang: str, theme: str) -> dict[str, Any]:

@@ -33,6 +33,11 @@ from dashboard.config import SiteConfig
 
 #: Seconds to wait for the processes to stop before killing them.
 STOP_SECONDS = 10.0
+#: How long a thread may hold the GIL while another waits for it. The event loop gives it up
+#: at every socket read and write and must then wait for the drawing, request and journal
+#: threads; at Python's 5 ms, hundreds of sends a second queued behind them (the convoy
+#: effect): a floor's screens lagged seconds behind while the worker's cores sat half idle.
+SWITCH_SECONDS = 0.001
 #: A process that dies sooner than this after its start is restarted no faster than this.
 RESTART_SECONDS = 1.0
 
@@ -85,6 +90,7 @@ def _run_worker(sock: socket.socket, root: Path, site: SiteConfig, registry: Pat
     from dashboard.app import create_app
     from dashboard.limits import server_options
     app, _ = create_app(root, site, create=False, recover=False, registry=registry)
+    sys.setswitchinterval(SWITCH_SECONDS)
     config = uvicorn.Config(app.server, log_level="warning", **server_options(site.limits))
     uvicorn.Server(config).run(sockets=[sock])
 

@@ -123,3 +123,24 @@ def test_a_page_that_missed_an_update_refuses_the_next_one(tmp_path: Path) -> No
     assert not page.receive(later.delta)  # it was made from a state this page never had
     assert page.receive(later.full)
     assert page.tree() == page_of(screen_payload(live.state, SITE, "en", "dark")["html"])
+
+
+def test_an_update_s_whole_state_is_the_state_it_was_drawn_for(tmp_path: Path) -> None:
+    """The whole state is drawn only when a screen asks for it, maybe after later coups
+    changed the kept drawing: it must still be the screen of its own state."""
+    floor = Floor(tmp_path)
+    model = LiveTables(floor.service.journal)
+    content = ScreenContent(SITE, "en", "dark")
+    floor.open_shoe("T1", "S1")
+    drawn = []
+    for outcome in "BPPBTBBBPPBPB":  # the Big Road turns, a tie lands on a cell, columns grow
+        floor.coup("T1", outcome)
+        live = model.table("T1")
+        drawn.append((content.update(live.state, live.board), live.state))
+    floor.void("T1", "S1", 3)  # a correction: the board is drawn again from scratch
+    live = model.table("T1")
+    drawn.append((content.update(live.state, live.board), live.state))
+    for update, state in drawn:  # asked for only now, after every later update
+        assert update.full["seq"] == state.seq
+        assert page_of(update.full["html"]) == page_of(
+            screen_payload(state, SITE, "en", "dark")["html"])
