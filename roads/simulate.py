@@ -78,13 +78,13 @@ def write_simulation(
     written: list[Written] = []
     total = 0
     pending: list[Future[list[Written]]] = []
-    with store.bulk_lock():
+    with store.bulk_lock(), store.staging() as staged:
         store.sweep(("engine",))
         with ThreadPoolExecutor(max_workers=2) as pool:
             for first, batch in sim.batches():
                 coups, shoes = batch_tables(sim, first, batch)
                 while len(pending) >= 2:
-                    written += pending.pop(0).result()
+                    written += store.stage(staged, pending.pop(0).result())
                 count = len(batch.seeds)
                 parts = [sim.part(t, first, count, pl.from_arrow(data))  # type: ignore[arg-type]
                          for t, data in (("coups", coups), ("shoes", shoes))]
@@ -93,7 +93,7 @@ def write_simulation(
                 if progress is not None:
                     progress(count, coups.num_rows)
             for job in pending:
-                written += job.result()
+                written += store.stage(staged, job.result())
         store.commit("files_published", written, {"run": sim.metadata(), "coups": total},
-                     actor)
+                     actor, staged=staged)
     return [w.entry.path for w in written], total

@@ -136,8 +136,80 @@ def _sorted(frames: dict[str, pl.DataFrame], path_at: int = 2) -> Iterable[tuple
     return whole.sort("table_id", "shoe_id", "path").select(columns).iter_rows()
 
 
+_STAGING = """
+CREATE TEMP TABLE IF NOT EXISTS staged_files (file INTEGER PRIMARY KEY, path TEXT NOT NULL);
+CREATE TEMP TABLE IF NOT EXISTS staged_shoes (table_id TEXT, shoe_id TEXT, file INTEGER);
+CREATE TEMP TABLE IF NOT EXISTS staged_index (table_id TEXT, shoe_id TEXT, file INTEGER,
+    rules TEXT, decks INTEGER, coups INTEGER, started_at TEXT, ended_at TEXT, source TEXT);
+DELETE FROM staged_files; DELETE FROM staged_shoes; DELETE FROM staged_index;
+"""
+
+
+class StagedRows:
+    """The shoe rows of a bulk run's files, staged in temporary tables of one connection
+    as each file is written, until the run's one commit copies them in.
+
+    A run holding every file's rows for its commit grew with the number of shoes, and the
+    commit bound a Python tuple per row inside the journal's write lock; staged, memory
+    stays flat and the commit is two ``INSERT ... SELECT`` that SQLite sorts itself.
+    Temporary tables belong to their connection and vanish with it: a killed run leaves
+    nothing, and nothing but the commit on that connection ever sees them."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+        self.rows = 0
+        self._files = 0
+        db.executescript(_STAGING)
+
+    def add(self, path: str, shoes: pl.DataFrame | None, index: pl.DataFrame | None
+            ) -> None:
+        """Stage one written file's rows: ``shoes``, the (table_id, shoe_id) of a coups
+        file; ``index``: a shoes file's :data:`INDEX_SCHEMA` rows."""
+        self._files += 1
+        file = self._files
+        self.db.execute("BEGIN")  # one transaction of the temporary database, not a row each
+        try:
+            self.db.execute("INSERT INTO staged_files VALUES (?, ?)", (file, path))
+            if shoes is not None and shoes.height:
+                self.db.executemany(f"INSERT INTO staged_shoes VALUES (?, ?, {file})",
+                                    shoes.select("table_id", "shoe_id").iter_rows())
+                self.rows += shoes.height
+            if index is not None and index.height:
+                self.db.executemany(
+                    f"INSERT INTO staged_index VALUES (?, ?, {file}, ?, ?, ?, ?, ?, ?)",
+                    index.select(*INDEX_COLUMNS).iter_rows())
+                self.rows += index.height
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+
+    def publish(self, db: sqlite3.Connection, paths: Iterable[str]) -> None:
+        """Copy the staged rows of ``paths`` into the shoe tables, in key order, once each
+        (the first staged of equal keys, as :func:`shoe_rows` keeps). ``db``: the event's
+        transaction, which must be on the staging connection (only it sees the rows)."""
+        if db is not self.db:
+            raise ValueError("staged rows are committed on the connection that staged them")
+        chosen = "(SELECT file, path FROM staged_files WHERE path IN " \
+                 "(SELECT value FROM json_each(?)))"
+        self.db.execute(
+            "INSERT OR IGNORE INTO catalog_shoes SELECT s.table_id, s.shoe_id, f.path "
+            f"FROM staged_shoes s JOIN {chosen} f USING (file) "
+            "ORDER BY s.table_id, s.shoe_id, f.path, s.rowid", (_paths(paths),))
+        self.db.execute(
+            "INSERT OR IGNORE INTO shoe_index SELECT s.table_id, s.shoe_id, f.path, s.rules, "
+            "s.decks, s.coups, s.started_at, s.ended_at, s.source "
+            f"FROM staged_index s JOIN {chosen} f USING (file) "
+            "ORDER BY s.table_id, s.shoe_id, f.path, s.rowid", (_paths(paths),))
+
+    def close(self) -> None:
+        self.db.executescript("DROP TABLE IF EXISTS temp.staged_files; "
+                              "DROP TABLE IF EXISTS temp.staged_shoes; "
+                              "DROP TABLE IF EXISTS temp.staged_index;")
+
+
 def record(db: sqlite3.Connection, seq: int, at: str, added: Sequence[FileEntry],
-           rows: ShoeRows, removed: Sequence[str] = ()) -> None:
+           rows: ShoeRows | StagedRows, removed: Sequence[str] = ()) -> None:
     """Apply one file event to the derived tables (inside the event's transaction)."""
     replaced = [r[0] for r in db.execute(
         "SELECT path FROM catalog WHERE path IN (SELECT value FROM json_each(?))",
@@ -147,6 +219,9 @@ def record(db: sqlite3.Connection, seq: int, at: str, added: Sequence[FileEntry]
     db.executemany("INSERT OR REPLACE INTO catalog VALUES (?,?,?,?,?,?,?,?,?,?)",
                    [(f.path, f.table, f.sha256, f.bytes, f.rows, f.content, f.day, f.source,
                      seq, f.kept_since or at) for f in added])
+    if isinstance(rows, StagedRows):
+        rows.publish(db, [f.path for f in added])
+        return
     db.executemany("INSERT OR IGNORE INTO catalog_shoes VALUES (?,?,?)", rows.shoes)
     db.executemany("INSERT OR IGNORE INTO shoe_index VALUES (?,?,?,?,?,?,?,?,?)", rows.index)
 
