@@ -35,8 +35,10 @@ CREATE TABLE IF NOT EXISTS shoe_index (
     table_id TEXT NOT NULL, shoe_id TEXT NOT NULL, path TEXT NOT NULL, rules TEXT,
     decks INTEGER, coups INTEGER, started_at TEXT, ended_at TEXT, source TEXT,
     PRIMARY KEY (table_id, shoe_id, path)) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS shoe_index_newest ON shoe_index(started_at DESC, table_id, shoe_id);
 """
+#: What the history pages page by: the newest shoes first.
+NEWEST_INDEX = ("CREATE INDEX IF NOT EXISTS shoe_index_newest "
+                "ON shoe_index(started_at DESC, table_id, shoe_id)")
 #: The shoe rows the index keeps of every stored shoes file (what the history pages list).
 INDEX_SCHEMA: dict[str, pl.DataType] = {
     "table_id": pl.String(), "shoe_id": pl.String(), "rules": pl.String(),
@@ -75,7 +77,13 @@ class FileEntry:
 
 
 def install(db: sqlite3.Connection) -> None:
-    db.executescript(SCHEMA)
+    db.executescript(f"{SCHEMA}{NEWEST_INDEX};")
+
+
+def _stored_shoe_rows(db: sqlite3.Connection) -> int:
+    """The shoe index's rows, from the catalogue's file sizes (no scan of the index)."""
+    return int(db.execute("SELECT coalesce(sum(rows), 0) FROM catalog WHERE tbl = 'shoes'"
+                          ).fetchone()[0])
 
 
 def _paths(paths: Iterable[str]) -> str:
@@ -158,6 +166,7 @@ class StagedRows:
     def __init__(self, db: sqlite3.Connection) -> None:
         self.db = db
         self.rows = 0
+        self.index_rows = 0
         self._files = 0
         db.executescript(_STAGING)
 
@@ -179,6 +188,7 @@ class StagedRows:
                     f"INSERT INTO staged_index VALUES (?, ?, {file}, ?, ?, ?, ?, ?, ?)",
                     index.select(*INDEX_COLUMNS).iter_rows())
                 self.rows += index.height
+                self.index_rows += index.height
             self.db.execute("COMMIT")
         except BaseException:
             self.db.execute("ROLLBACK")
@@ -196,11 +206,16 @@ class StagedRows:
             "INSERT OR IGNORE INTO catalog_shoes SELECT s.table_id, s.shoe_id, f.path "
             f"FROM staged_shoes s JOIN {chosen} f USING (file) "
             "ORDER BY s.table_id, s.shoe_id, f.path, s.rowid", (_paths(paths),))
+        rebuild = 2 * self.index_rows > _stored_shoe_rows(db)  # these rows counted there
+        if rebuild:  # an index built once from sorted rows costs a third of one kept row by row
+            db.execute("DROP INDEX IF EXISTS shoe_index_newest")
         self.db.execute(
             "INSERT OR IGNORE INTO shoe_index SELECT s.table_id, s.shoe_id, f.path, s.rules, "
             "s.decks, s.coups, s.started_at, s.ended_at, s.source "
             f"FROM staged_index s JOIN {chosen} f USING (file) "
             "ORDER BY s.table_id, s.shoe_id, f.path, s.rowid", (_paths(paths),))
+        if rebuild:
+            db.execute(NEWEST_INDEX)
 
     def close(self) -> None:
         self.db.executescript("DROP TABLE IF EXISTS temp.staged_files; "
