@@ -202,14 +202,14 @@ class StagedRows:
             raise ValueError("staged rows are committed on the connection that staged them")
         chosen = "(SELECT file, path FROM staged_files WHERE path IN " \
                  "(SELECT value FROM json_each(?)))"
-        self.db.execute(
+        db.execute(
             "INSERT OR IGNORE INTO catalog_shoes SELECT s.table_id, s.shoe_id, f.path "
             f"FROM staged_shoes s JOIN {chosen} f USING (file) "
             "ORDER BY s.table_id, s.shoe_id, f.path, s.rowid", (_paths(paths),))
         rebuild = 2 * self.index_rows > _stored_shoe_rows(db)  # these rows counted there
         if rebuild:  # an index built once from sorted rows costs a third of one kept row by row
             db.execute("DROP INDEX IF EXISTS shoe_index_newest")
-        self.db.execute(
+        db.execute(
             "INSERT OR IGNORE INTO shoe_index SELECT s.table_id, s.shoe_id, f.path, s.rules, "
             "s.decks, s.coups, s.started_at, s.ended_at, s.source "
             f"FROM staged_index s JOIN {chosen} f USING (file) "
@@ -218,6 +218,7 @@ class StagedRows:
             db.execute(NEWEST_INDEX)
 
     def close(self) -> None:
+        """Drop the staging tables (a run's last step, committed or not)."""
         self.db.executescript("DROP TABLE IF EXISTS temp.staged_files; "
                               "DROP TABLE IF EXISTS temp.staged_shoes; "
                               "DROP TABLE IF EXISTS temp.staged_index;")
