@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 import polars as pl
 
 from roads.engine import DealtBatch, deal_batch, shoe_seeds
-from roads.ingest.engine_batches import batch_tables
+from roads.ingest.engine_batches import batch_frames
 from roads.rules import RuleSet
 from roads.store import Part, Store, Written
 
@@ -78,22 +78,22 @@ def write_simulation(
     written: list[Written] = []
     total = 0
     pending: list[Future[list[Written]]] = []
-    with store.bulk_lock():
+    with store.bulk_lock(), store.staging() as staged:
         store.sweep(("engine",))
         with ThreadPoolExecutor(max_workers=2) as pool:
             for first, batch in sim.batches():
-                coups, shoes = batch_tables(sim, first, batch)
+                coups, shoes = batch_frames(sim, first, batch)
                 while len(pending) >= 2:
-                    written += pending.pop(0).result()
+                    written += store.stage(staged, pending.pop(0).result())
                 count = len(batch.seeds)
-                parts = [sim.part(t, first, count, pl.from_arrow(data))  # type: ignore[arg-type]
+                parts = [sim.part(t, first, count, data)
                          for t, data in (("coups", coups), ("shoes", shoes))]
                 pending.append(pool.submit(store.write_parts, parts, "engine", False))
-                total += coups.num_rows
+                total += coups.height
                 if progress is not None:
-                    progress(count, coups.num_rows)
+                    progress(count, coups.height)
             for job in pending:
-                written += job.result()
+                written += store.stage(staged, job.result())
         store.commit("files_published", written, {"run": sim.metadata(), "coups": total},
-                     actor)
+                     actor, staged=staged)
     return [w.entry.path for w in written], total

@@ -116,3 +116,21 @@ def test_conform_casts_and_names_missing_columns() -> None:
     with pytest.raises(SchemaError, match="coups"):
         conform(raw.with_columns(outcome=pl.lit("X")), "coups")
     assert isinstance(pl.DataFrame(schema=SHOES).to_arrow(), pa.Table)
+
+
+@pytest.mark.parametrize("tables, prefix", [(3, "SIM"), (1, "桌"), (12, "a-much-longer-prefix")])
+def test_batch_frames_are_the_batch_tables(tables: int, prefix: str) -> None:
+    """The writers' frames (ids gathered by polars) hold exactly the canonical Arrow
+    tables' rows and types, whatever the names' widths (inline views or not)."""
+    from roads.engine import deal_batch, shoe_seeds
+    from roads.ingest.engine_batches import batch_frames, batch_tables
+
+    sim = Simulation(get_rules("standard-6"), shoes=40, seed=7, tables=tables,
+                     table_prefix=prefix)
+    batch = deal_batch(sim.rules, shoe_seeds(sim.seed, 10, 30))
+    coups, shoes = batch_frames(sim, 10, batch)
+    arrow_coups, arrow_shoes = batch_tables(sim, 10, batch)
+    assert dict(coups.schema) == COUPS and dict(shoes.schema) == SHOES
+    assert coups.equals(pl.DataFrame(pl.from_arrow(arrow_coups)))
+    assert shoes.equals(pl.DataFrame(pl.from_arrow(arrow_shoes)))
+    assert coups["shoe_id"].n_unique() == 30 and coups["table_id"].n_unique() == tables

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import numba as nb
 import numpy as np
+import polars as pl
 import pyarrow as pa
 
 from roads.arrow_arrays import large_lists, large_strings, numeric
@@ -29,6 +30,7 @@ _SOURCE_DICT = large_strings(list(SOURCES))
 _ENTRY_DICT = large_strings(list(ENTRY_METHODS))
 _ENGINE = SOURCES.index("engine")
 _ENGINE_ENTRY = ENTRY_METHODS.index("engine")
+_TIMES = pa.timestamp("us", tz="UTC")
 
 
 def _dictionary(indices: np.ndarray, dictionary: pa.Array) -> pa.DictionaryArray:
@@ -97,62 +99,97 @@ def _strings(values: list[str], take: np.ndarray) -> pa.Array:
 
 def batch_tables(sim: Simulation, first: int, batch: DealtBatch) -> tuple[pa.Table, pa.Table]:
     """Canonical ``coups`` and ``shoes`` Arrow tables for one dealt batch."""
-    k = len(batch.seeds)
-    index = np.arange(first, first + k)
-    table_of = index % sim.tables
-    sequence = index // sim.tables
-    counts = batch.info[:, 0].astype(np.int64)
-    shoe_of_coup = np.repeat(np.arange(k), counts)
-    offsets = np.zeros(k, dtype=np.int64)
-    np.cumsum(counts[:-1], out=offsets[1:])
-    coup_no = (np.arange(len(shoe_of_coup)) - offsets[shoe_of_coup] + 1).astype(np.int32)
-    start_us = int(sim.start.timestamp()) * 1_000_000
-    shoe_start = start_us + sequence.astype(np.int64) * SHOE_SLOT_SECONDS * 1_000_000
-    dealt = shoe_start[shoe_of_coup] + (coup_no.astype(np.int64) - 1) * COUP_SECONDS * 1_000_000
-    table_names = [sim.table_id(t) for t in range(sim.tables)]
-    shoe_names = [sim.shoe_id(int(i)) for i in index]
-    res = batch.result
-    ts = pa.timestamp("us", tz="UTC")
-    coups = pa.Table.from_arrays(
-        [
-            _strings(table_names, table_of[shoe_of_coup]),
-            _strings(shoe_names, shoe_of_coup),
-            pa.array(coup_no),
+    layout = _Layout(sim, first, batch)
+    ids = [_strings(layout.table_names, layout.table_of[layout.shoe_of_coup]),
+           _strings(layout.shoe_names, layout.shoe_of_coup)]
+    return (pa.Table.from_arrays([*ids, *layout.coup_columns()], schema=arrow_schema("coups")),
+            layout.shoes())
+
+
+def batch_frames(sim: Simulation, first: int, batch: DealtBatch
+                 ) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """:func:`batch_tables` as polars frames (what the part writers take). The two id
+    columns are gathered by polars from the batch's few names instead: its strings of up to
+    twelve bytes live inside their views, so no buffer of a name per coup is built in Arrow
+    and converted again (a fifth of a batch's conversion)."""
+    layout = _Layout(sim, first, batch)
+    rest = pl.from_arrow(pa.Table.from_arrays(layout.coup_columns(), schema=_COUP_FIELDS))
+    shoes = pl.from_arrow(layout.shoes())
+    assert isinstance(rest, pl.DataFrame) and isinstance(shoes, pl.DataFrame)
+    ids = pl.DataFrame([
+        pl.Series("table_id", layout.table_names).gather(layout.table_of[layout.shoe_of_coup]),
+        pl.Series("shoe_id", layout.shoe_names).gather(layout.shoe_of_coup)])
+    return pl.concat([ids, rest], how="horizontal"), shoes
+
+
+#: The coups fields after the two ids, as :func:`batch_frames` builds them in Arrow.
+_COUP_FIELDS = pa.schema(list(arrow_schema("coups"))[2:])
+
+
+class _Layout:
+    """Where a batch's shoes and coups go: tables, shoe names, coup numbers and clocks."""
+
+    def __init__(self, sim: Simulation, first: int, batch: DealtBatch) -> None:
+        self.sim, self.batch = sim, batch
+        k = self.k = len(batch.seeds)
+        index = np.arange(first, first + k)
+        self.table_of = index % sim.tables
+        sequence = index // sim.tables
+        self.counts = batch.info[:, 0].astype(np.int64)
+        self.shoe_of_coup = np.repeat(np.arange(k), self.counts)
+        offsets = np.zeros(k, dtype=np.int64)
+        np.cumsum(self.counts[:-1], out=offsets[1:])
+        self.coup_no = (np.arange(len(self.shoe_of_coup)) - offsets[self.shoe_of_coup] + 1
+                        ).astype(np.int32)
+        start_us = int(sim.start.timestamp()) * 1_000_000
+        self.shoe_start = start_us + sequence.astype(np.int64) * SHOE_SLOT_SECONDS * 1_000_000
+        self.dealt = self.shoe_start[self.shoe_of_coup] + (
+            self.coup_no.astype(np.int64) - 1) * COUP_SECONDS * 1_000_000
+        self.table_names = [sim.table_id(t) for t in range(sim.tables)]
+        self.shoe_names = [sim.shoe_id(int(i)) for i in index]
+
+    def coup_columns(self) -> list[pa.Array]:
+        """Every coups column after ``table_id`` and ``shoe_id``, in schema order."""
+        res = self.batch.result
+        n = len(res)
+        return [
+            pa.array(self.coup_no),
             _dictionary(res[:, 2].astype(np.uint8), _OUTCOME_DICT),
-            _card_lists(batch.cards, 0, 3),
-            _card_lists(batch.cards, 3, 6),
+            _card_lists(self.batch.cards, 0, 3),
+            _card_lists(self.batch.cards, 3, 6),
             pa.array(res[:, 0]),
             pa.array(res[:, 1]),
             pa.array(res[:, 3].astype(np.bool_)),
             pa.array(res[:, 4].astype(np.bool_)),
             pa.array(res[:, 5].astype(np.bool_)),
-            pa.array(dealt, ts),
-            _dictionary(np.full(len(res), _ENGINE, dtype=np.uint8), _SOURCE_DICT),
-            _dictionary(np.full(len(res), _ENGINE_ENTRY, dtype=np.uint8), _ENTRY_DICT),
-            pa.DictionaryArray.from_arrays(pa.array(np.zeros(len(res), dtype=np.uint8)),
-                                           pa.array([sim.entered_by], pa.large_string())
+            pa.array(self.dealt, _TIMES),
+            _dictionary(np.full(n, _ENGINE, dtype=np.uint8), _SOURCE_DICT),
+            _dictionary(np.full(n, _ENGINE_ENTRY, dtype=np.uint8), _ENTRY_DICT),
+            pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.uint8)),
+                                           pa.array([self.sim.entered_by], pa.large_string())
                                            ).cast(pa.large_string()),
-        ],
-        schema=arrow_schema("coups"),
-    )
-    burned = batch.info[:, 1]
-    burn_slots = np.where(np.arange(batch.shoes.shape[1])[None, :] < burned[:, None],
-                          batch.shoes, NO_CARD)[:, : int(burned.max()) if k else 0]
-    shoes = pa.Table.from_arrays(
-        [
-            _strings(table_names, table_of),
-            pa.array(shoe_names, pa.large_string()),
-            pa.array([sim.rules.name] * k, pa.large_string()),
-            pa.array(np.full(k, sim.rules.decks, dtype=np.int8)),
-            _card_lists(burn_slots, 0, burn_slots.shape[1]),
-            pa.array(batch.info[:, 2].astype(np.int16)),
-            pa.array(counts.astype(np.int16)),
-            pa.array(batch.info[:, 3].astype(np.int16)),
-            pa.array(shoe_start, ts),
-            pa.array(shoe_start + (counts - 1) * COUP_SECONDS * 1_000_000, ts),
-            pa.array(batch.seeds, pa.uint64()),
-            _dictionary(np.full(k, _ENGINE, dtype=np.uint8), _SOURCE_DICT),
-        ],
-        schema=arrow_schema("shoes"),
-    )
-    return coups, shoes
+        ]
+
+    def shoes(self) -> pa.Table:
+        """The batch's canonical ``shoes`` table."""
+        batch, k, counts = self.batch, self.k, self.counts
+        burned = batch.info[:, 1]
+        burn_slots = np.where(np.arange(batch.shoes.shape[1])[None, :] < burned[:, None],
+                              batch.shoes, NO_CARD)[:, : int(burned.max()) if k else 0]
+        return pa.Table.from_arrays(
+            [
+                _strings(self.table_names, self.table_of),
+                pa.array(self.shoe_names, pa.large_string()),
+                pa.array([self.sim.rules.name] * k, pa.large_string()),
+                pa.array(np.full(k, self.sim.rules.decks, dtype=np.int8)),
+                _card_lists(burn_slots, 0, burn_slots.shape[1]),
+                pa.array(batch.info[:, 2].astype(np.int16)),
+                pa.array(counts.astype(np.int16)),
+                pa.array(batch.info[:, 3].astype(np.int16)),
+                pa.array(self.shoe_start, _TIMES),
+                pa.array(self.shoe_start + (counts - 1) * COUP_SECONDS * 1_000_000, _TIMES),
+                pa.array(batch.seeds, pa.uint64()),
+                _dictionary(np.full(k, _ENGINE, dtype=np.uint8), _SOURCE_DICT),
+            ],
+            schema=arrow_schema("shoes"),
+        )

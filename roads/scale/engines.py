@@ -24,7 +24,7 @@ from roads.board.bulk import SHOE_ROADS
 from roads.engine import deal_batch, shoe_seeds
 from roads.errors import InputError
 from roads.files import publish, publish_text
-from roads.ingest.engine_batches import batch_tables
+from roads.ingest.engine_batches import batch_frames
 from roads.scale.jobs import (
     RESULT_DDL,
     STATS_ROWS,
@@ -200,10 +200,8 @@ def simulate_spark(sim: Simulation, store: Store, options: SparkOptions) -> int:
                 for lo in range(first, first + count, local.batch_shoes):
                     n = min(local.batch_shoes, first + count - lo)
                     dealt = deal_batch(rules, shoe_seeds(seed, lo, n))
-                    coups, shoes = batch_tables(local, lo, dealt)
-                    for table_name, data in (("coups", coups), ("shoes", shoes)):
-                        frame = pl.from_arrow(data)
-                        assert isinstance(frame, pl.DataFrame)
+                    coups, shoes = batch_frames(local, lo, dealt)
+                    for table_name, frame in (("coups", coups), ("shoes", shoes)):
                         done = write_part(Path(root), local.part(table_name, lo, n, frame),
                                           "engine")
                         yield pa.record_batch([pa.array([json.dumps(done.to_json())])],

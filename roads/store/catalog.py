@@ -35,8 +35,10 @@ CREATE TABLE IF NOT EXISTS shoe_index (
     table_id TEXT NOT NULL, shoe_id TEXT NOT NULL, path TEXT NOT NULL, rules TEXT,
     decks INTEGER, coups INTEGER, started_at TEXT, ended_at TEXT, source TEXT,
     PRIMARY KEY (table_id, shoe_id, path)) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS shoe_index_newest ON shoe_index(started_at DESC, table_id, shoe_id);
 """
+#: What the history pages page by: the newest shoes first.
+NEWEST_INDEX = ("CREATE INDEX IF NOT EXISTS shoe_index_newest "
+                "ON shoe_index(started_at DESC, table_id, shoe_id)")
 #: The shoe rows the index keeps of every stored shoes file (what the history pages list).
 INDEX_SCHEMA: dict[str, pl.DataType] = {
     "table_id": pl.String(), "shoe_id": pl.String(), "rules": pl.String(),
@@ -75,7 +77,13 @@ class FileEntry:
 
 
 def install(db: sqlite3.Connection) -> None:
-    db.executescript(SCHEMA)
+    db.executescript(f"{SCHEMA}{NEWEST_INDEX};")
+
+
+def _stored_shoe_rows(db: sqlite3.Connection) -> int:
+    """The shoe index's rows, from the catalogue's file sizes (no scan of the index)."""
+    return int(db.execute("SELECT coalesce(sum(rows), 0) FROM catalog WHERE tbl = 'shoes'"
+                          ).fetchone()[0])
 
 
 def _paths(paths: Iterable[str]) -> str:
@@ -136,8 +144,88 @@ def _sorted(frames: dict[str, pl.DataFrame], path_at: int = 2) -> Iterable[tuple
     return whole.sort("table_id", "shoe_id", "path").select(columns).iter_rows()
 
 
+_STAGING = """
+CREATE TEMP TABLE IF NOT EXISTS staged_files (file INTEGER PRIMARY KEY, path TEXT NOT NULL);
+CREATE TEMP TABLE IF NOT EXISTS staged_shoes (table_id TEXT, shoe_id TEXT, file INTEGER);
+CREATE TEMP TABLE IF NOT EXISTS staged_index (table_id TEXT, shoe_id TEXT, file INTEGER,
+    rules TEXT, decks INTEGER, coups INTEGER, started_at TEXT, ended_at TEXT, source TEXT);
+DELETE FROM staged_files; DELETE FROM staged_shoes; DELETE FROM staged_index;
+"""
+
+
+class StagedRows:
+    """The shoe rows of a bulk run's files, staged in temporary tables of one connection
+    as each file is written, until the run's one commit copies them in.
+
+    A run holding every file's rows for its commit grew with the number of shoes, and the
+    commit bound a Python tuple per row inside the journal's write lock; staged, memory
+    stays flat and the commit is two ``INSERT ... SELECT`` that SQLite sorts itself.
+    Temporary tables belong to their connection and vanish with it: a killed run leaves
+    nothing, and nothing but the commit on that connection ever sees them."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+        self.rows = 0
+        self.index_rows = 0
+        self._files = 0
+        db.executescript(_STAGING)
+
+    def add(self, path: str, shoes: pl.DataFrame | None, index: pl.DataFrame | None
+            ) -> None:
+        """Stage one written file's rows: ``shoes``, the (table_id, shoe_id) of a coups
+        file; ``index``: a shoes file's :data:`INDEX_SCHEMA` rows."""
+        self._files += 1
+        file = self._files
+        self.db.execute("BEGIN")  # one transaction of the temporary database, not a row each
+        try:
+            self.db.execute("INSERT INTO staged_files VALUES (?, ?)", (file, path))
+            if shoes is not None and shoes.height:
+                self.db.executemany(f"INSERT INTO staged_shoes VALUES (?, ?, {file})",
+                                    shoes.select("table_id", "shoe_id").iter_rows())
+                self.rows += shoes.height
+            if index is not None and index.height:
+                self.db.executemany(
+                    f"INSERT INTO staged_index VALUES (?, ?, {file}, ?, ?, ?, ?, ?, ?)",
+                    index.select(*INDEX_COLUMNS).iter_rows())
+                self.rows += index.height
+                self.index_rows += index.height
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+
+    def publish(self, db: sqlite3.Connection, paths: Iterable[str]) -> None:
+        """Copy the staged rows of ``paths`` into the shoe tables, in key order, once each
+        (the first staged of equal keys, as :func:`shoe_rows` keeps). ``db``: the event's
+        transaction, which must be on the staging connection (only it sees the rows)."""
+        if db is not self.db:
+            raise ValueError("staged rows are committed on the connection that staged them")
+        chosen = "(SELECT file, path FROM staged_files WHERE path IN " \
+                 "(SELECT value FROM json_each(?)))"
+        db.execute(
+            "INSERT OR IGNORE INTO catalog_shoes SELECT s.table_id, s.shoe_id, f.path "
+            f"FROM staged_shoes s JOIN {chosen} f USING (file) "
+            "ORDER BY s.table_id, s.shoe_id, f.path, s.rowid", (_paths(paths),))
+        rebuild = 2 * self.index_rows > _stored_shoe_rows(db)  # these rows counted there
+        if rebuild:  # an index built once from sorted rows costs a third of one kept row by row
+            db.execute("DROP INDEX IF EXISTS shoe_index_newest")
+        db.execute(
+            "INSERT OR IGNORE INTO shoe_index SELECT s.table_id, s.shoe_id, f.path, s.rules, "
+            "s.decks, s.coups, s.started_at, s.ended_at, s.source "
+            f"FROM staged_index s JOIN {chosen} f USING (file) "
+            "ORDER BY s.table_id, s.shoe_id, f.path, s.rowid", (_paths(paths),))
+        if rebuild:
+            db.execute(NEWEST_INDEX)
+
+    def close(self) -> None:
+        """Drop the staging tables (a run's last step, committed or not)."""
+        self.db.executescript("DROP TABLE IF EXISTS temp.staged_files; "
+                              "DROP TABLE IF EXISTS temp.staged_shoes; "
+                              "DROP TABLE IF EXISTS temp.staged_index;")
+
+
 def record(db: sqlite3.Connection, seq: int, at: str, added: Sequence[FileEntry],
-           rows: ShoeRows, removed: Sequence[str] = ()) -> None:
+           rows: ShoeRows | StagedRows, removed: Sequence[str] = ()) -> None:
     """Apply one file event to the derived tables (inside the event's transaction)."""
     replaced = [r[0] for r in db.execute(
         "SELECT path FROM catalog WHERE path IN (SELECT value FROM json_each(?))",
@@ -147,6 +235,9 @@ def record(db: sqlite3.Connection, seq: int, at: str, added: Sequence[FileEntry]
     db.executemany("INSERT OR REPLACE INTO catalog VALUES (?,?,?,?,?,?,?,?,?,?)",
                    [(f.path, f.table, f.sha256, f.bytes, f.rows, f.content, f.day, f.source,
                      seq, f.kept_since or at) for f in added])
+    if isinstance(rows, StagedRows):
+        rows.publish(db, [f.path for f in added])
+        return
     db.executemany("INSERT OR IGNORE INTO catalog_shoes VALUES (?,?,?)", rows.shoes)
     db.executemany("INSERT OR IGNORE INTO shoe_index VALUES (?,?,?,?,?,?,?,?,?)", rows.index)
 

@@ -186,7 +186,10 @@ DIGEST_ROWS = 262_144
 
 def _digest_shoes(frame: pl.DataFrame, fields: pl.DataFrame, tables: list[str],
                   shoes: list[str], cuts: np.ndarray) -> list[str]:
-    """The digests of whole shoes whose rows ``cuts`` delimits (``frame`` holds them)."""
+    """The digests of whole shoes whose rows ``cuts`` delimits (``frame`` holds them).
+
+    Each shoe's three pieces (its header, its records, its texts) are slices of three
+    buffers, so a shoe costs three calls into hashlib and no Python bytes of its own."""
     rec, who = coup_records(frame, fields)
     raw = memoryview(rec.view(np.uint8).data)
     text = memoryview(who.fill_null("").str.join("").item().encode()
@@ -194,16 +197,29 @@ def _digest_shoes(frame: pl.DataFrame, fields: pl.DataFrame, tables: list[str],
     lengths = fields["entered_by_bytes"].to_numpy().astype(np.int64)
     lengths[lengths == NULL_TEXT] = 0
     text_ends = np.r_[0, np.cumsum(lengths)][cuts].tolist()
+    head, head_ends = _joined([f"{t}\0{s}\0" for t, s in zip(tables, shoes, strict=True)])
     size = RECORD.itemsize
-    bounds = cuts.tolist()
+    bounds = (cuts * size).tolist()
     sha = hashlib.sha256
     digests = []
-    for i, (table_id, shoe_id) in enumerate(zip(tables, shoes, strict=True)):
-        h = sha(COUPS_TAG + f"{table_id}\0{shoe_id}\0".encode())
-        h.update(raw[bounds[i] * size: bounds[i + 1] * size])
+    for i in range(len(tables)):
+        h = sha(COUPS_TAG)
+        h.update(head[head_ends[i]: head_ends[i + 1]])
+        h.update(raw[bounds[i]: bounds[i + 1]])
         h.update(text[text_ends[i]: text_ends[i + 1]])
         digests.append(h.hexdigest())
     return digests
+
+
+def _joined(texts: list[str]) -> tuple[memoryview, list[int]]:
+    """``texts`` as one UTF-8 buffer and the byte offsets where each begins and ends (one
+    encode for all of them, not one bytes object each)."""
+    data = "".join(texts).encode()
+    if data.isascii():  # the usual case: character offsets are byte offsets
+        ends = np.r_[0, np.cumsum([len(t) for t in texts])]
+    else:
+        ends = np.r_[0, np.cumsum([len(t.encode()) for t in texts])]
+    return memoryview(data), ends.tolist()
 
 
 def leaf(table_id: str, shoe_id: str, digest: str) -> str:
@@ -220,12 +236,12 @@ def combine_leaves(leaves: list[str]) -> str:
 def combine(shoes: pl.DataFrame) -> str:
     """The digest of a table from its shoes' digests (``shoe_digests`` rows, any order)."""
     ordered = shoes.sort("table_id", "shoe_id")
+    lines = ordered.select(pl.concat_str("table_id", "shoe_id", "digest", separator="\t")
+                           ).to_series().to_list()
+    data, ends = _joined([f"{line}\n" for line in lines])
     sha = hashlib.sha256
-    whole = sha()
-    for t, s, d in zip(ordered["table_id"].to_list(), ordered["shoe_id"].to_list(),
-                       ordered["digest"].to_list(), strict=True):
-        whole.update(sha(f"{t}\t{s}\t{d}\n".encode()).digest())
-    return whole.hexdigest()
+    return sha(b"".join([sha(data[ends[i]: ends[i + 1]]).digest()
+                         for i in range(len(lines))])).hexdigest()
 
 
 def coups_digest(coups: pl.DataFrame) -> str:

@@ -56,9 +56,9 @@ from roads.store.read import Reader
 #: Part files: zstd at its fastest level (the bulk readers are I/O-light already).
 COMPRESSION: Final = "zstd"
 COMPRESSION_LEVEL = 1
-#: Column statistics written into each part: null counts only. Minimum and maximum would
-#: be 40 % of a part's encoding (most of it the card lists), and nothing prunes by them: a
-#: part holds one day already, and the catalogue, not the footer, says which day.
+#: Column statistics in part files: null counts only. Min/max cost a third of an engine
+#: part's encoding (most of it the card lists', which no filter can use), and no reader
+#: needs them: the catalogue says which files hold a shoe and the port reads files whole.
 STATISTICS: Final = {"min": False, "max": False, "distinct_count": False, "null_count": True}
 MARKER = "store.json"
 JOURNAL = "journal.sqlite"
@@ -227,6 +227,23 @@ class Store:
             finally:
                 fcntl.flock(fh, fcntl.LOCK_UN)
 
+    @contextmanager
+    def staging(self) -> Iterator[catalog.StagedRows]:
+        """Stage a bulk run's shoe rows as its files are written (this thread's connection;
+        commit them with ``commit(..., staged=...)`` on the same thread)."""
+        rows = catalog.StagedRows(self.journal.connection())
+        try:
+            yield rows
+        finally:
+            rows.close()
+
+    def stage(self, staged: catalog.StagedRows, written: Sequence[Written]) -> list[Written]:
+        """Stage written files' shoe rows; returns the files without them (what a run
+        keeps for its commit: flat in the number of shoes)."""
+        for w in written:
+            staged.add(w.entry.path, w.shoes, w.index)
+        return [Written(w.entry, durable=w.durable) for w in written]
+
     def write_parts(self, parts: Sequence[Part], source: str, durable: bool = True
                     ) -> list[Written]:
         """Write part files side by side (each whole or absent); nothing is journaled yet.
@@ -246,22 +263,31 @@ class Store:
     def commit(self, kind: str, written: Sequence[Written], payload: dict[str, Any],
                actor: str | None, table_id: str = SYSTEM, shoe_id: str | None = None,
                removed: Sequence[str] = (), kept_since: str | None = None,
-               sign: bool = True, before: Sequence[Preceding] = ()) -> Event:
+               sign: bool = True, before: Sequence[Preceding] = (),
+               staged: catalog.StagedRows | None = None) -> Event:
         """Journal written files (and removed ones) in one event; the catalogue changes in
         the same transaction, so readers see all of it or none of it.
 
         ``before``: events journaled first in that transaction, by the same actor, so they
-        become visible with the files and never without them (an import's amendments)."""
+        become visible with the files and never without them (an import's amendments).
+        ``staged``: the files' shoe rows, staged as they were written (:meth:`staging`);
+        the ``written`` then need not carry them."""
         entries = [w.entry if kept_since is None else
                    FileEntry(**{**w.entry.to_json(), "kept_since": kept_since})
                    for w in written]
         body = {**payload, "files": [e.to_json() for e in entries],
                 **({"removed": list(removed)} if removed else {})}
         sync_all(self.root / w.entry.path for w in written if not w.durable)
-        rows = catalog.shoe_rows(entries, {w.entry.path: w.shoes for w in written},
-                                 {w.entry.path: w.index for w in written if w.index is not None})
-        bulk = sum(w.shoes.height + (0 if w.index is None else w.index.height)
-                   for w in written) > BULK_ROWS
+        rows: catalog.ShoeRows | catalog.StagedRows
+        if staged is not None:
+            rows, count = staged, staged.rows
+        else:
+            rows = catalog.shoe_rows(
+                entries, {w.entry.path: w.shoes for w in written},
+                {w.entry.path: w.index for w in written if w.index is not None})
+            count = sum(w.shoes.height + (0 if w.index is None else w.index.height)
+                        for w in written)
+        bulk = count > BULK_ROWS
         with (bulk_cache(self.journal.connection()) if bulk else nullcontext()), \
                 self.journal.transaction() as tx:
             for kind_before, table_before, shoe_before, payload_before in before:
