@@ -45,7 +45,7 @@ from roads.ingest.readers import ReadOptions, columns_of, detect_format, raw_row
 from roads.ingest.validate import QUARANTINE_SCHEMA, Parsed, check, parse_staged
 from roads.rules import RuleSet
 from roads.schema import CONTENT, COUP_KEY, COUPS, SHOE_KEY, SHOES, conform, same_content
-from roads.store import MARK, Preceding, Store, Written, apply_corrections
+from roads.store import MARK, Preceding, StagedRows, Store, Written, apply_corrections
 
 CONFLICT = "conflicts with the stored coup (different content)"
 LIVE_SHOE = "the shoe is a live shoe of the journal (open or sealed); an import never adds to it"
@@ -239,13 +239,17 @@ class _Run:
     amendments: list[Preceding] = field(default_factory=list)
     writing: list[Future[Written]] = field(default_factory=list)  # the last bucket's files
     bucket: bool = False  # whether those files are a bucket's (of a file read in chunks)
+    staged: StagedRows | None = None  # the written files' shoe rows, staged for the commit
 
     def finish_writes(self) -> None:
         """Wait for the files in flight (they are written while the next bucket is checked,
-        so both cores work) and add them to what the commit journals."""
+        so both cores work) and add them to what the commit journals; their shoe rows go
+        to the run's staging tables now, not all at once inside the commit."""
         writing, self.writing = self.writing, []
         if writing:
-            self.written += [f.result() for f in writing]
+            done = [f.result() for f in writing]
+            self.written += done if self.staged is None else \
+                self.store.stage(self.staged, done)
             point("ingest:parts-written")
             if self.bucket:
                 point("ingest:bucket-stored")
@@ -319,12 +323,13 @@ def ingest(paths: list[Path], store: Store, options: ReadOptions, rules: RuleSet
     files: list[dict[str, Any]] = []
     quarantine: list[pl.DataFrame] = []
     flags: list[pl.DataFrame] = []
-    with store.bulk_lock():
+    with store.bulk_lock(), store.staging() as staged:
         swept = _sweep(store)
         seen = ingested(store)
         this_run: set[str] = set()
         run = _Run(store, rules, actor, replace, run_id, store.read.journal_shoes(),
-                   pl.DataFrame(schema={c: COUPS[c] for c in (*COUP_KEY, *CONTENT)}))
+                   pl.DataFrame(schema={c: COUPS[c] for c in (*COUP_KEY, *CONTENT)}),
+                   staged=staged)
         try:
             for number, path in enumerate(paths):
                 fmt = options.format if options.format != "auto" else detect_format(path)
@@ -408,7 +413,7 @@ def ingest(paths: list[Path], store: Store, options: ReadOptions, rules: RuleSet
             "attachments": {**attachments,
                             "report": {"path": f"ingest/{run_id}.json",
                                        "sha256": sha256(report_path)}}}, actor,
-            before=run.amendments)
+            before=run.amendments, staged=staged)
     return IngestResult(report, report_path)
 
 

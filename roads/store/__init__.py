@@ -10,6 +10,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the names as the type checker sees them
+    from roads.store.catalog import StagedRows
     from roads.store.corrections import MARK, apply_corrections
     from roads.store.journal import SYSTEM, Event, Journal, JournalError
     from roads.store.journaled import coup_row, coups_frame, shoe_frames
@@ -33,6 +34,7 @@ if TYPE_CHECKING:  # the names as the type checker sees them
     )
 
 _WHERE = {
+    "StagedRows": "roads.store.catalog",
     "MARK": "roads.store.corrections",
     "apply_corrections": "roads.store.corrections",
     "SYSTEM": "roads.store.journal",
@@ -69,6 +71,7 @@ __all__ = [
     "Part",
     "Preceding",
     "Selection",
+    "StagedRows",
     "Store",
     "StoreError",
     "StoreReadError",
