@@ -90,6 +90,9 @@ def _board(work: Path) -> None:
 
 
 def _ingest(work: Path) -> None:
+    from roads.store.digest import prepare_kernels
+
+    prepare_kernels()  # (a small ingest digests without it; a large one would compile it)
     coups = _stored_coups(work / "sim")
     hands = coups.select(
         "table_id", "shoe_id", "coup", pl.col("outcome").cast(pl.String),

@@ -65,6 +65,14 @@ def _slot_kernel() -> Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray, 
     return nb.njit(cache=True, nogil=True)(_fill_slots)
 
 
+def prepare_kernels() -> None:
+    """Compile (or load from the cache) the slot filler a digest of
+    :data:`COMPILED_FROM` rows or more runs, so ``roads prepare`` leaves no large ingest or
+    engine run a compilation to pay inside its work."""
+    _slot_kernel()(np.zeros(2, np.int64), np.zeros(1, np.uint8), np.zeros(1, np.bool_),
+                   np.zeros((1, RECORD.itemsize), np.uint8), 0)
+
+
 def _offset(field: str) -> int:
     """Where ``field`` starts within a record."""
     return int(RECORD.fields[field][1])  # type: ignore[index]
