@@ -103,14 +103,19 @@ def _arrow_type(dtype: pl.DataType) -> Any:
 
 def shoe_frames(events: list[Event]) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Canonical coups (as entered) and the shoe row of one journaled shoe."""
+    rows, shoe = shoe_records(events)
+    return coups_frame(rows), shoe_frame(shoe)
+
+
+def shoe_records(events: list[Event]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """One journaled shoe's coups (as entered) and its shoe row, as records."""
     opened = next(e for e in events if e.kind == "shoe_opened")
     rows = [coup_row(e) for e in events if e.kind == "coup_entered"]
-    coups = coups_frame(rows)
     rule_set = opened.payload.get("rule_set") or {}
     cards = [len(r["player_cards"]) + len(r["banker_cards"]) for r in rows
              if r["player_cards"] is not None]
     times = [r["dealt_at"] for r in rows if r["dealt_at"] is not None]
-    shoe = _canonical([{
+    return rows, {
         "table_id": opened.table_id, "shoe_id": opened.shoe_id,
         "rules": opened.payload["rules"], "decks": rule_set.get("decks"),
         "burn_cards": opened.payload.get("burn_cards"),
@@ -119,9 +124,14 @@ def shoe_frames(events: list[Event]) -> tuple[pl.DataFrame, pl.DataFrame]:
         "started_at": min(times) if times else parse_time(opened.at),
         "ended_at": max(times) if times else None, "seed": None,
         "source": opened.payload.get("source", "live"),
-    }], "shoes", {"burn_cards": pl.List(pl.String), "started_at": pl.Datetime("us", "UTC"),
-                  "ended_at": pl.Datetime("us", "UTC")})
-    return coups, shoe
+    }
+
+
+def shoe_frame(shoe: dict[str, Any]) -> pl.DataFrame:
+    """A shoe record as :func:`shoe_records` gives it, as a canonical shoes row."""
+    return _canonical([shoe], "shoes", {"burn_cards": pl.List(pl.String),
+                                        "started_at": pl.Datetime("us", "UTC"),
+                                        "ended_at": pl.Datetime("us", "UTC")})
 
 
 # -- what a seal journals of its two files --------------------------------------------------
@@ -147,22 +157,25 @@ class Content:
     index: pl.DataFrame | None = None
 
 
-def sealed_content(coups: pl.DataFrame, shoe: pl.DataFrame
+def sealed_content(rows: list[dict[str, Any]], shoe: pl.DataFrame
                    ) -> tuple[Content, Content] | None:
-    """The :class:`Content` of a sealed shoe's coups file and shoes file, both canonical;
-    None when they are not one shoe's rows in rising coup order (the vectorised digests
-    then decide, and raise what they raise)."""
-    rows = coups.rows()
+    """The :class:`Content` of a sealed shoe's coups file (``rows``: its coups as
+    :func:`coup_row` makes them, which :func:`coups_frame` converts without changing a
+    value) and of its shoes file (``shoe``, canonical); None when they are not one shoe's
+    coups in rising coup order with values of their canonical types (the vectorised
+    digests then decide, and raise what they raise)."""
     head = shoe.row(0) if shoe.height == 1 else None
-    if head is None or not rows or any(r[:2] != head[:2] for r in rows) or any(
-            a[2] >= b[2] for a, b in pairwise(rows)):
+    if head is None or not rows or any((r["table_id"], r["shoe_id"]) != head[:2]
+                                       for r in rows):
         return None
     table_id, shoe_id = head[0], head[1]
     try:
+        if any(not a["coup"] < b["coup"] for a, b in pairwise(rows)):
+            return None
         records = b"".join(_record(r) for r in rows)
-    except (KeyError, TypeError, struct.error):
+        texts = "".join(r["entered_by"] or "" for r in rows).encode()
+    except (KeyError, TypeError, ValueError, struct.error):
         return None
-    texts = "".join(r[14] or "" for r in rows).encode()
     digest = hashlib.sha256(COUPS_TAG + f"{table_id}\0{shoe_id}\0".encode() + records
                             + texts).hexdigest()
     leaf = hashlib.sha256(f"{table_id}\t{shoe_id}\t{digest}\n".encode()).digest()
@@ -177,23 +190,38 @@ def sealed_content(coups: pl.DataFrame, shoe: pl.DataFrame
             Content(hashlib.sha256(SHOES_TAG + f"{line}\n".encode()).hexdigest(), keys, index))
 
 
-def _record(r: tuple[Any, ...]) -> bytes:
-    """One canonical coup row (in :data:`~roads.schema.COUPS` order) as its 32-byte
-    digest record."""
-    (_, _, coup, outcome, player, banker, p_total, b_total, natural, p_pair, b_pair, dealt,
-     source, entry, who) = r
+def _record(r: dict[str, Any]) -> bytes:
+    """One coup record as its 32-byte digest record (TypeError for a value not of its
+    canonical type)."""
+    flags = [r["natural"], r["player_pair"], r["banker_pair"]]
+    dealt, who = r["dealt_at"], r["entered_by"]
+    if not all(f is None or isinstance(f, bool) for f in flags) or not (
+            dealt is None or isinstance(dealt, datetime)) or not (
+            who is None or isinstance(who, str)):
+        raise TypeError("not a canonical value")
     return _RECORD.pack(
-        coup, _OUTCOME[outcome], *_hand(player), *_hand(banker),
-        -1 if p_total is None else p_total, -1 if b_total is None else b_total,
-        *(UNKNOWN if f is None else int(f) for f in (natural, p_pair, b_pair)),
+        r["coup"], _OUTCOME[r["outcome"]], *_hand(r["player_cards"]),
+        *_hand(r["banker_cards"]), _total(r["player_total"]), _total(r["banker_total"]),
+        *(UNKNOWN if f is None else int(f) for f in flags),
         NULL_TIME if dealt is None else (dealt - _EPOCH) // _MICRO,
-        255 if source is None else _SOURCE[source], 255 if entry is None else _ENTRY[entry],
+        _code(_SOURCE, r["source"]), _code(_ENTRY, r["entry"]),
         NULL_TEXT if who is None else len(who.encode()))
+
+
+def _total(value: int | None) -> int:
+    return -1 if value is None else value
+
+
+def _code(codes: dict[str, int], label: str | None) -> int:
+    """An Enum label's position, 255 for null (as the vectorised records fill it)."""
+    return 255 if label is None else codes[label]
 
 
 def _hand(cards: list[str] | None) -> list[int]:
     if cards is None:
         return [NO_LIST] * 3
+    if not isinstance(cards, list):
+        raise TypeError("a hand is a list of cards")
     return ([CARD_INDEX[c] for c in cards] + [EMPTY_SLOT] * 3)[:3]
 
 

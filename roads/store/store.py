@@ -23,6 +23,7 @@ by the read port.
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import fcntl
 import functools
 import hashlib
@@ -49,7 +50,7 @@ from roads.store import catalog, checkpoint
 from roads.store.catalog import INDEX_SCHEMA, KEYS, UNDATED, FileEntry
 from roads.store.digest import combine, shoe_digests, shoes_digest
 from roads.store.journal import SYSTEM, Action, Event, Journal, Transaction, bulk_cache
-from roads.store.journaled import Content, sealed_content, shoe_frames
+from roads.store.journaled import Content, coups_frame, sealed_content, shoe_frame, shoe_records
 from roads.store.layout import data_files, part_name, relative_path, temporary_files
 from roads.store.read import Reader
 
@@ -338,14 +339,16 @@ class Store:
         opened = next((e for e in events if e.kind == "shoe_opened"), None)
         if opened is None or not any(e.kind == "shoe_closed" for e in events):
             raise StoreError(f"shoe {shoe_id} at table {table_id} is not closed")
-        coups, shoe = shoe_frames(events)
+        rows, record = shoe_records(events)
+        coups, shoe = coups_frame(rows), shoe_frame(record)
         day = datetime.fromisoformat(opened.at).astimezone(UTC).date().isoformat()
         name = part_name("live", table_id, shoe_id)
         source = str(opened.payload.get("source", "live"))
         written = self.write_parts([Part("coups", day, name, coups, {"rules": opened.payload[
             "rules"]}), Part("shoes", day, name, shoe, {"rules": opened.payload["rules"]})],
-            source, durable=False, contents=sealed_content(coups, shoe))
+            source, durable=False, contents=sealed_content(rows, shoe))
         faults.point("seal:files-written")
+        written = _synced(self.root, written)
         return self.commit("shoe_sealed", written, {"coups": coups.height}, actor, table_id,
                            shoe_id, run=run)
 
@@ -486,6 +489,15 @@ class Store:
                              "problem": chain.reason}
         result["problems"] = cheap_problems(self)
         return result
+
+
+def _synced(root: Path, written: Sequence[Written]) -> list[Written]:
+    """Files written in place unsynced, made durable with their directories on the part
+    writers' threads (a seal's two files and two directories side by side, with no
+    threads started for them)."""
+    paths = [root / w.entry.path for w in written]
+    list(_writers().map(fsync_dir, [*paths, *sorted({p.parent for p in paths})]))  # (any path)
+    return [dataclasses.replace(w, durable=True) for w in written]
 
 
 def _sha256(path: Path) -> str:
