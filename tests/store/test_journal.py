@@ -31,6 +31,7 @@ from roads.store.journal import (
     Transaction,
     canonical,
     canonical_body_digest,
+    link_hash,
 )
 from roads.tables import LiveError, TableService
 from tests.floor import DEALER, Floor
@@ -208,10 +209,21 @@ def test_a_refused_action_takes_back_only_its_own_events_whenever_they_were_inse
 @given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(),
                     lambda inner: st.lists(inner, max_size=3)
                     | st.dictionaries(st.text(max_size=5), inner, max_size=3), max_leaves=8),
-       st.none() | st.text(max_size=8), st.text(max_size=8))
+       st.none() | st.text(max_size=8), st.text(max_size=8), st.text(max_size=8))
 def test_an_appended_event_digests_its_body_as_canonical_json_of_the_whole(
-        payload: Any, actor: str | None, kind: str) -> None:
+        payload: Any, actor: str | None, kind: str, at: str) -> None:
     """The body digest spelled out around the payload's JSON is that of the whole body."""
-    whole = hashlib.sha256(canonical({"at": "t", "kind": kind, "actor": actor,
+    whole = hashlib.sha256(canonical({"at": at, "kind": kind, "actor": actor,
                                       "payload": payload}).encode()).hexdigest()
-    assert canonical_body_digest("t", kind, actor, canonical(payload)) == whole
+    assert canonical_body_digest(at, kind, actor, canonical(payload)) == whole
+
+
+@given(st.integers(0, 2**62), st.text(max_size=8), st.none() | st.text(max_size=8),
+       st.text(max_size=64))
+def test_a_link_hashes_its_header_as_canonical_json(seq: int, table_id: str,
+                                                    shoe_id: str | None, body: str) -> None:
+    """The chain link spelled out is the one the docs define: the previous hash, a newline
+    and the canonical JSON of ``[seq, table_id, shoe_id, body_sha256]``."""
+    header = canonical([seq, table_id, shoe_id, body])
+    assert link_hash(GENESIS, seq, table_id, shoe_id, body) == hashlib.sha256(
+        f"{GENESIS}\n{header}".encode()).hexdigest()
