@@ -603,6 +603,8 @@ class GroupCommitter:
     def __init__(self, journal: Journal, max_batch: int = 256) -> None:
         self.journal = journal
         self.max_batch = max_batch
+        self.commits = 0  # transactions committed (each one fsync of the WAL)
+        self.actions = 0  # actions they carried
         self._queue: queue.Queue[_Pending | None] = queue.Queue()
         self._thread = threading.Thread(target=self._run, name="journal-writer", daemon=True)
         self._thread.start()
@@ -637,6 +639,8 @@ class GroupCommitter:
                 for p in batch:
                     p.future.set_exception(exc)
                 continue
+            self.commits += 1
+            self.actions += len(batch)
             for p, outcome in results:  # only now, after COMMIT: acknowledged = durable
                 if isinstance(outcome, Event):
                     p.future.set_result(outcome)
