@@ -271,6 +271,9 @@ class Store:
                                  {w.entry.path: w.index for w in written if w.index is not None})
         bulk = sum(w.shoes.height + (0 if w.index is None else w.index.height)
                    for w in written) > BULK_ROWS
+        shared = run is not None and not bulk
+        if shared:  # a shared commit may run its actions twice (journal.GroupCommitter)
+            rows = catalog.ShoeRows(list(rows.shoes), list(rows.index))
 
         def action(tx: Transaction) -> Event:
             for kind_before, table_before, shoe_before, payload_before in before:
@@ -281,8 +284,7 @@ class Store:
             catalog.record(tx.db, event.seq, event.at, entries, rows, removed)
             return event
 
-        if run is not None and not bulk:
-            rows = catalog.ShoeRows(list(rows.shoes), list(rows.index))  # may run twice
+        if run is not None and shared:
             event = run(action)
         else:
             with bulk_cache(self.journal.connection()) if bulk else nullcontext():
