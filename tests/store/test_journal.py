@@ -109,6 +109,37 @@ def test_group_commit_numbers_coups_without_gaps(tmp_path: Path) -> None:
     assert store.journal.verify().ok
 
 
+def test_seals_in_shared_commits_beside_coups_of_other_tables_are_whole(tmp_path: Path
+                                                                          ) -> None:
+    """Shoes closed while other tables deal: each seal's event rides in a shared commit
+    with their coups, and the store then verifies whole (files, catalogue, checkpoints)
+    and reads every coup once."""
+    from roads.store import Selection
+    from roads.store.verify import verify
+
+    store = Store.create(tmp_path)
+    committer = GroupCommitter(store.journal)
+    service = TableService(store, committer=committer)
+
+    def table(t: int) -> None:
+        for shoe in range(3):
+            service.open_shoe(DEALER, f"T{t}", f"S{shoe}")
+            for _ in range(5 + t):
+                service.enter_coup(DEALER, f"T{t}", CoupEntry(outcome="BPT"[t % 3]))
+            closed, sealed = service.close_shoe(DEALER, f"T{t}")
+            assert sealed.kind == "shoe_sealed" and sealed.seq > closed.seq
+
+    with ThreadPoolExecutor(6) as pool:
+        list(pool.map(table, range(6)))
+    committer.close()
+    assert len(store.journal.of_kinds(("shoe_sealed",))) == 18
+    assert verify(store).ok
+    for t in range(6):
+        coups = store.read.coups(Selection(f"T{t}"))
+        assert coups.height == 3 * (5 + t) and set(coups["outcome"]) == {"BPT"[t % 3]}
+    assert store.read.shoes()["open"].to_list() == [False] * 18
+
+
 def test_refused_action_in_a_shared_commit_leaves_the_others(tmp_path: Path) -> None:
     store = Store.create(tmp_path)
     committer = GroupCommitter(store.journal)
