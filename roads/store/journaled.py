@@ -150,7 +150,8 @@ _ISO = "%Y-%m-%dT%H:%M:%S.%f+00:00"  # as the shoe index keeps times (store.shoe
 @dataclass(frozen=True, slots=True)
 class Content:
     """What a file event journals of one part file besides its bytes: its content digest,
-    the shoes a coups file holds, the shoe index rows of a shoes file."""
+    the shoes a coups file holds (none for a shoes file), the shoe index rows of a shoes
+    file."""
 
     digest: str
     shoes: pl.DataFrame
@@ -186,8 +187,9 @@ def sealed_content(rows: list[dict[str, Any]], shoe: pl.DataFrame
                            *(None if t is None else t.astimezone(UTC).strftime(_ISO)
                              for t in (named["started_at"], named["ended_at"])),
                            named["source"])], schema=INDEX_SCHEMA, orient="row")
-    return (Content(hashlib.sha256(leaf).hexdigest(), keys),
-            Content(hashlib.sha256(SHOES_TAG + f"{line}\n".encode()).hexdigest(), keys, index))
+    return (Content(hashlib.sha256(leaf).hexdigest(), keys),  # a shoes file holds no coups:
+            Content(hashlib.sha256(SHOES_TAG + f"{line}\n".encode()).hexdigest(),
+                    pl.DataFrame(schema=KEYS), index))
 
 
 def _record(r: dict[str, Any]) -> bytes:

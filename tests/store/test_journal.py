@@ -133,7 +133,7 @@ def test_seals_in_shared_commits_beside_coups_of_other_tables_are_whole(tmp_path
         list(pool.map(table, range(6)))
     committer.close()
     assert len(store.journal.of_kinds(("shoe_sealed",))) == 18
-    assert verify(store).ok
+    assert verify(store).ok and store.read.split_shoes() == set()  # one coups file a shoe
     for t in range(6):
         coups = store.read.coups(Selection(f"T{t}"))
         assert coups.height == 3 * (5 + t) and set(coups["outcome"]) == {"BPT"[t % 3]}

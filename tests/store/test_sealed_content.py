@@ -62,6 +62,8 @@ def test_a_seals_content_is_the_vectorised_one(
     assert of_coups.digest == combine(shoe_digests(coups))
     assert of_shoe.digest == shoes_digest(row)
     assert of_coups.shoes.equals(coups.select("table_id", "shoe_id").unique())
+    assert of_coups.index is None
+    assert of_shoe.shoes.is_empty()  # the catalogue lists the shoes of coups files only
     assert of_shoe.index is not None and of_shoe.index.equals(shoe_index_frame(row))
 
 
