@@ -13,6 +13,7 @@ machine: ``docs/compliance.md``.
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import hashlib
 import json
@@ -91,16 +92,21 @@ def _parsed_key(path: Path, mtime_ns: int, size: int, inode: int) -> Any:
 
 
 def write(root: Path, journal: Journal) -> Checkpoint:
-    """Sign the journal's current head and append it (durably) to the checkpoint file."""
-    seq, head = journal.head()
-    at = now_utc()
-    public = (root / PUBLIC).read_bytes()
-    signature = _private_key(root).sign(signed_message(seq, head, at)).hex()
-    point = Checkpoint(seq, head, at, fingerprint(public), signature)
+    """Sign the journal's current head and append it (durably) to the checkpoint file.
+
+    The head is read and appended under an exclusive lock on the file, so checkpoints
+    signed side by side (seals of two tables, two processes) are appended in head order:
+    a later line never names an earlier head."""
     path = root / DIRECTORY / FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     fresh = not path.exists()
     with path.open("a", encoding="utf-8") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)  # released when the file closes
+        seq, head = journal.head()
+        at = now_utc()
+        public = (root / PUBLIC).read_bytes()
+        signature = _private_key(root).sign(signed_message(seq, head, at)).hex()
+        point = Checkpoint(seq, head, at, fingerprint(public), signature)
         fh.write(json.dumps(point.to_json(), sort_keys=True) + "\n")
         fh.flush()
         os.fsync(fh.fileno())

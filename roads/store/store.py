@@ -23,6 +23,7 @@ by the read port.
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import fcntl
 import functools
 import hashlib
@@ -30,7 +31,7 @@ import io
 import json
 import os
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
@@ -48,8 +49,8 @@ from roads.schema import SCHEMA_VERSION, SHOE_KEY, conform, provenance, shoe_run
 from roads.store import catalog, checkpoint
 from roads.store.catalog import INDEX_SCHEMA, KEYS, UNDATED, FileEntry
 from roads.store.digest import combine, shoe_digests, shoes_digest
-from roads.store.journal import SYSTEM, Event, Journal, bulk_cache
-from roads.store.journaled import shoe_frames
+from roads.store.journal import SYSTEM, Action, Event, Journal, Transaction, bulk_cache
+from roads.store.journaled import Content, coups_frame, sealed_content, shoe_frame, shoe_records
 from roads.store.layout import data_files, part_name, relative_path, temporary_files
 from roads.store.read import Reader
 
@@ -116,19 +117,25 @@ class Written:
 
 #: An event to journal ahead of a commit's own: kind, table, shoe, payload.
 Preceding = tuple[str, str, str | None, dict[str, Any]]
+#: How a commit's transaction is run: :meth:`Journal.run`, or a service's shared commit.
+Run = Callable[[Action], Event]
 
 
-def write_part(root: Path, part: Part, source: str, durable: bool = True) -> Written:
+def write_part(root: Path, part: Part, source: str, durable: bool = True,
+               content: Content | None = None) -> Written:
     """Write one part file under ``root`` (whole or absent); nothing is journaled. Engines
     that write where they run (Spark executors) call this and hand the result back.
 
     ``durable=False``: the file is not fsynced here; :meth:`Store.commit` syncs it (with the
     run's other files, side by side) before it journals it. Until then it is a file no
-    event names, as after any crash before a commit."""
+    event names, as after any crash before a commit. ``content``: what the file holds, when
+    the caller made it already (a seal: :func:`~roads.store.journaled.sealed_content`)."""
     meta = provenance(table=part.table, source=source, **part.metadata)
     frame = conform(part.frame, part.table)
     shoes, index = pl.DataFrame(schema=KEYS), None
-    if part.table == "coups":
+    if content is not None:
+        digest, shoes, index = content.digest, content.shoes, content.index
+    elif part.table == "coups":
         per_shoe = shoe_digests(frame)
         digest = combine(per_shoe)
         shoes = _compact(per_shoe.select(*SHOE_KEY))
@@ -244,34 +251,39 @@ class Store:
             staged.add(w.entry.path, w.shoes, w.index)
         return [Written(w.entry, durable=w.durable) for w in written]
 
-    def write_parts(self, parts: Sequence[Part], source: str, durable: bool = True
-                    ) -> list[Written]:
+    def write_parts(self, parts: Sequence[Part], source: str, durable: bool = True,
+                    contents: Sequence[Content] | None = None) -> list[Written]:
         """Write part files side by side (each whole or absent); nothing is journaled yet.
-        ``durable``: see :func:`write_part`."""
+        ``durable``, ``contents`` (one per part): see :func:`write_part`."""
         if len(parts) == 1:
-            return [write_part(self.root, parts[0], source, durable)]
-        return [f.result() for f in self.start_parts(parts, source, durable)]
+            return [write_part(self.root, parts[0], source, durable,
+                               contents[0] if contents else None)]
+        return [f.result() for f in self.start_parts(parts, source, durable, contents)]
 
-    def start_parts(self, parts: Sequence[Part], source: str, durable: bool = True
-                    ) -> list[Future[Written]]:
+    def start_parts(self, parts: Sequence[Part], source: str, durable: bool = True,
+                    contents: Sequence[Content] | None = None) -> list[Future[Written]]:
         """:meth:`write_parts` in the background: the caller goes on (an ingest checks its
-        next bucket while this one's files are encoded and digested). ``durable``: see
-        :func:`write_part`."""
+        next bucket while this one's files are encoded and digested). ``durable``,
+        ``contents``: see :func:`write_part`."""
         pool = _writers()
-        return [pool.submit(write_part, self.root, part, source, durable) for part in parts]
+        return [pool.submit(write_part, self.root, part, source, durable,
+                            contents[i] if contents else None)
+                for i, part in enumerate(parts)]
 
     def commit(self, kind: str, written: Sequence[Written], payload: dict[str, Any],
                actor: str | None, table_id: str = SYSTEM, shoe_id: str | None = None,
                removed: Sequence[str] = (), kept_since: str | None = None,
                sign: bool = True, before: Sequence[Preceding] = (),
-               staged: catalog.StagedRows | None = None) -> Event:
+               staged: catalog.StagedRows | None = None, run: Run | None = None) -> Event:
         """Journal written files (and removed ones) in one event; the catalogue changes in
         the same transaction, so readers see all of it or none of it.
 
         ``before``: events journaled first in that transaction, by the same actor, so they
         become visible with the files and never without them (an import's amendments).
         ``staged``: the files' shoe rows, staged as they were written (:meth:`staging`);
-        the ``written`` then need not carry them."""
+        the ``written`` then need not carry them.
+        ``run``: how the transaction runs (a live service's shared commit, so a seal takes
+        no write lock and no fsync of its own); by default a transaction of its own."""
         entries = [w.entry if kept_since is None else
                    FileEntry(**{**w.entry.to_json(), "kept_since": kept_since})
                    for w in written]
@@ -288,14 +300,25 @@ class Store:
             count = sum(w.shoes.height + (0 if w.index is None else w.index.height)
                         for w in written)
         bulk = count > BULK_ROWS
-        with (bulk_cache(self.journal.connection()) if bulk else nullcontext()), \
-                self.journal.transaction() as tx:
+        shared = run is not None and not bulk and staged is None
+        if shared:  # a shared commit may run its actions twice (journal.GroupCommitter)
+            assert isinstance(rows, catalog.ShoeRows)
+            rows = catalog.ShoeRows(list(rows.shoes), list(rows.index))
+
+        def action(tx: Transaction) -> Event:
             for kind_before, table_before, shoe_before, payload_before in before:
                 tx.append(kind_before, table_before, shoe_before, payload_before, actor)
             if before:
                 faults.point("store:committing")  # inside the transaction: rolled back
             event = tx.append(kind, table_id, shoe_id, body, actor)
             catalog.record(tx.db, event.seq, event.at, entries, rows, removed)
+            return event
+
+        if run is not None and shared:
+            event = run(action)
+        else:
+            with bulk_cache(self.journal.connection()) if bulk else nullcontext():
+                event = self.journal.run(action)
         faults.point("store:committed")
         if sign:
             self.checkpoint()
@@ -333,12 +356,14 @@ class Store:
         return out
 
     # -- sealing live shoes -----------------------------------------------------------------
-    def seal(self, table_id: str, shoe_id: str, actor: str | None = None) -> Event:
+    def seal(self, table_id: str, shoe_id: str, actor: str | None = None,
+             run: Run | None = None) -> Event:
         """Write a closed shoe's coups and shoe row to Parquet and journal them.
 
         The part name derives from the table and shoe, so sealing again after a crash
         between the write and the journal entry replaces the files; a shoe already sealed
-        is left as it is (its seal event is returned)."""
+        is left as it is (its seal event is returned). The two files are fsynced side by
+        side just before the event (as a bulk run's are); ``run``: see :meth:`commit`."""
         events = self.journal.events(table_id, shoe_id)
         sealed = next((e for e in events if e.kind == "shoe_sealed"), None)
         if sealed is not None:
@@ -346,16 +371,18 @@ class Store:
         opened = next((e for e in events if e.kind == "shoe_opened"), None)
         if opened is None or not any(e.kind == "shoe_closed" for e in events):
             raise StoreError(f"shoe {shoe_id} at table {table_id} is not closed")
-        coups, shoe = shoe_frames(events)
+        rows, record = shoe_records(events)
+        coups, shoe = coups_frame(rows), shoe_frame(record)
         day = datetime.fromisoformat(opened.at).astimezone(UTC).date().isoformat()
         name = part_name("live", table_id, shoe_id)
         source = str(opened.payload.get("source", "live"))
         written = self.write_parts([Part("coups", day, name, coups, {"rules": opened.payload[
             "rules"]}), Part("shoes", day, name, shoe, {"rules": opened.payload["rules"]})],
-            source)
+            source, durable=False, contents=sealed_content(rows, shoe))
         faults.point("seal:files-written")
+        written = _synced(self.root, written)
         return self.commit("shoe_sealed", written, {"coups": coups.height}, actor, table_id,
-                           shoe_id)
+                           shoe_id, run=run)
 
     def unsealed_closed(self) -> list[tuple[str, str]]:
         """Closed shoes whose seal did not complete (e.g. after a crash)."""
@@ -366,11 +393,11 @@ class Store:
             "AND s.table_id = e.table_id AND s.shoe_id = e.shoe_id) ORDER BY seq").fetchall()
         return [(r[0], r[1]) for r in rows]
 
-    def seal_pending(self) -> list[tuple[str, str]]:
+    def seal_pending(self, run: Run | None = None) -> list[tuple[str, str]]:
         """Seal every closed shoe whose seal did not complete."""
         pending = self.unsealed_closed()
         for table_id, shoe_id in pending:
-            self.seal(table_id, shoe_id, "system")
+            self.seal(table_id, shoe_id, "system", run)
         return pending
 
     # -- maintenance ------------------------------------------------------------------------
@@ -494,6 +521,15 @@ class Store:
                              "problem": chain.reason}
         result["problems"] = cheap_problems(self)
         return result
+
+
+def _synced(root: Path, written: Sequence[Written]) -> list[Written]:
+    """Files written in place unsynced, made durable with their directories on the part
+    writers' threads (a seal's two files and two directories side by side, with no
+    threads started for them)."""
+    paths = [root / w.entry.path for w in written]
+    list(_writers().map(fsync_dir, [*paths, *sorted({p.parent for p in paths})]))  # (any path)
+    return [dataclasses.replace(w, durable=True) for w in written]
 
 
 def _sha256(path: Path) -> str:

@@ -93,7 +93,7 @@ class TableService:
         """Close the open shoe and seal it into Parquet; returns both events."""
         authorize(actor, "close_shoe", table_id)
         closed = self._run(actions.close_shoe(table_id, actor.name))
-        sealed = self.store.seal(table_id, closed.shoe_id or "", actor.name)
+        sealed = self.store.seal(table_id, closed.shoe_id or "", actor.name, self._run)
         return closed, sealed
 
     def close_table(self, actor: Actor, table_id: str) -> Event:
@@ -119,7 +119,7 @@ class TableService:
 
     def recover(self) -> list[tuple[str, str]]:
         """Seal every shoe closed before a crash but not sealed; run at start-up."""
-        return self.store.seal_pending()
+        return self.store.seal_pending(self._run)
 
     # -- reads ------------------------------------------------------------------------------
     def table_state(self, table_id: str) -> TableState:

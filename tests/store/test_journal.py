@@ -31,6 +31,7 @@ from roads.store.journal import (
     Transaction,
     canonical,
     canonical_body_digest,
+    link_hash,
 )
 from roads.tables import LiveError, TableService
 from tests.floor import DEALER, Floor
@@ -106,6 +107,37 @@ def test_group_commit_numbers_coups_without_gaps(tmp_path: Path) -> None:
     committer.close()
     assert sorted(e.payload["coup"] for e in events) == list(range(1, 101))
     assert store.journal.verify().ok
+
+
+def test_seals_in_shared_commits_beside_coups_of_other_tables_are_whole(tmp_path: Path
+                                                                          ) -> None:
+    """Shoes closed while other tables deal: each seal's event rides in a shared commit
+    with their coups, and the store then verifies whole (files, catalogue, checkpoints)
+    and reads every coup once."""
+    from roads.store import Selection
+    from roads.store.verify import verify
+
+    store = Store.create(tmp_path)
+    committer = GroupCommitter(store.journal)
+    service = TableService(store, committer=committer)
+
+    def table(t: int) -> None:
+        for shoe in range(3):
+            service.open_shoe(DEALER, f"T{t}", f"S{shoe}")
+            for _ in range(5 + t):
+                service.enter_coup(DEALER, f"T{t}", CoupEntry(outcome="BPT"[t % 3]))
+            closed, sealed = service.close_shoe(DEALER, f"T{t}")
+            assert sealed.kind == "shoe_sealed" and sealed.seq > closed.seq
+
+    with ThreadPoolExecutor(6) as pool:
+        list(pool.map(table, range(6)))
+    committer.close()
+    assert len(store.journal.of_kinds(("shoe_sealed",))) == 18
+    assert verify(store).ok and store.read.split_shoes() == set()  # one coups file a shoe
+    for t in range(6):
+        coups = store.read.coups(Selection(f"T{t}"))
+        assert coups.height == 3 * (5 + t) and set(coups["outcome"]) == {"BPT"[t % 3]}
+    assert store.read.shoes()["open"].to_list() == [False] * 18
 
 
 def test_refused_action_in_a_shared_commit_leaves_the_others(tmp_path: Path) -> None:
@@ -208,10 +240,21 @@ def test_a_refused_action_takes_back_only_its_own_events_whenever_they_were_inse
 @given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(),
                     lambda inner: st.lists(inner, max_size=3)
                     | st.dictionaries(st.text(max_size=5), inner, max_size=3), max_leaves=8),
-       st.none() | st.text(max_size=8), st.text(max_size=8))
+       st.none() | st.text(max_size=8), st.text(max_size=8), st.text(max_size=8))
 def test_an_appended_event_digests_its_body_as_canonical_json_of_the_whole(
-        payload: Any, actor: str | None, kind: str) -> None:
+        payload: Any, actor: str | None, kind: str, at: str) -> None:
     """The body digest spelled out around the payload's JSON is that of the whole body."""
-    whole = hashlib.sha256(canonical({"at": "t", "kind": kind, "actor": actor,
+    whole = hashlib.sha256(canonical({"at": at, "kind": kind, "actor": actor,
                                       "payload": payload}).encode()).hexdigest()
-    assert canonical_body_digest("t", kind, actor, canonical(payload)) == whole
+    assert canonical_body_digest(at, kind, actor, canonical(payload)) == whole
+
+
+@given(st.integers(0, 2**62), st.text(max_size=8), st.none() | st.text(max_size=8),
+       st.text(max_size=64))
+def test_a_link_hashes_its_header_as_canonical_json(seq: int, table_id: str,
+                                                    shoe_id: str | None, body: str) -> None:
+    """The chain link spelled out is the one the docs define: the previous hash, a newline
+    and the canonical JSON of ``[seq, table_id, shoe_id, body_sha256]``."""
+    header = canonical([seq, table_id, shoe_id, body])
+    assert link_hash(GENESIS, seq, table_id, shoe_id, body) == hashlib.sha256(
+        f"{GENESIS}\n{header}".encode()).hexdigest()
