@@ -21,8 +21,9 @@ KINDS = [(np.int64, pa.int64()), (np.int16, pa.int16()), (np.uint8, pa.uint8()),
 @given(st.lists(st.integers(-128, 127), max_size=70), st.sampled_from(KINDS))
 def test_numeric_equals_pa_array(values: list[int], kind: tuple[type, pa.DataType]) -> None:
     dtype, arrow = kind
-    data: np.ndarray = np.array([abs(v) % 2 if dtype is np.bool_ else abs(v) if dtype is np.uint8 else v
-                     for v in values], dtype=dtype)
+    fitted = [abs(v) % 2 if dtype is np.bool_ else abs(v) if dtype is np.uint8 else v
+              for v in values]
+    data: np.ndarray = np.array(fitted, dtype=dtype)
     assert numeric(data, arrow).equals(pa.array(data, arrow))
     assert numeric(data).equals(pa.array(data))
 
