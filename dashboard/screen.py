@@ -198,10 +198,15 @@ class Update:
 
     @property
     def full(self) -> dict[str, Any]:
-        if self._full is None:
-            assert self._draw is not None
-            self._full, self._draw = self._draw(), None
-        return self._full
+        """The whole state, drawn on first use. Screens of several threads may ask at once:
+        the draw function is read once and never cleared, so a second asker draws the same
+        state again at worst (drawing is pure), never finds neither."""
+        full = self._full
+        if full is None:
+            draw = self._draw
+            assert draw is not None
+            full = self._full = draw()
+        return full
 
 
 class ScreenContent:

@@ -264,7 +264,8 @@ class _Run:
         new = split.new
         if not new.is_empty():
             whole = new is checked.coups  # no coup set aside: the check's totals hold
-            shoes = _shoe_rows(store.read.stored_shoe_keys(new.select(*SHOE_KEY)), new,
+            asked = checked.shoes if whole else new  # (the check's shoes: one row each)
+            shoes = _shoe_rows(store.read.stored_shoe_keys(asked.select(*SHOE_KEY)), new,
                                self.rules,
                                checked.shoes if whole else None,
                                earlier.select(*SHOE_KEY).unique())

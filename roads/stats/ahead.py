@@ -10,6 +10,7 @@ core that would otherwise wait.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import threading
 
@@ -50,9 +51,11 @@ def _load() -> None:
     importlib.import_module("scipy.special")
 
 
+@functools.cache
 def load_ahead() -> threading.Thread:
     """Start loading the compiled statistics and integrity passes and the tests' special
-    functions (nothing is computed that a result uses); the thread is returned for tests."""
+    functions (nothing is computed that a result uses), once a process; the thread is
+    returned for tests."""
     thread = threading.Thread(target=_load, name="roads-stats-ahead", daemon=True)
     thread.start()
     return thread

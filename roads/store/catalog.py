@@ -269,7 +269,8 @@ def holding(db: sqlite3.Connection, table: str, shoes: Iterable[tuple[str, str]]
     """``(table_id, shoe_id, path)`` of every row of ``table`` (``catalog_shoes``: coups
     files, ``shoe_index``: shoes files) for one of ``shoes``: a key lookup per shoe, so an
     import into a store of millions of shoes reads only the rows of its own."""
-    assert table in ("catalog_shoes", "shoe_index")
+    if table not in ("catalog_shoes", "shoe_index"):  # (the name goes into the SQL)
+        raise ValueError(f"not a shoe table of the catalogue: {table!r}")
     shoes = list(dict.fromkeys(shoes))  # (each row once, however often a shoe is asked)
     present = {t for t in {t for t, _ in shoes} if db.execute(  # (a new table's: none)
         f"SELECT 1 FROM {table} WHERE table_id = ? LIMIT 1", (t,)).fetchone()}

@@ -283,7 +283,12 @@ class Store:
         ``staged``: the files' shoe rows, staged as they were written (:meth:`staging`);
         the ``written`` then need not carry them.
         ``run``: how the transaction runs (a live service's shared commit, so a seal takes
-        no write lock and no fsync of its own); by default a transaction of its own."""
+        no write lock and no fsync of its own); by default a transaction of its own, and
+        always for a bulk or staged commit (one large transaction would hold up every
+        coup of the shared one)."""
+        if staged is not None and any(w.shoes.height or w.index is not None for w in written):
+            raise ValueError("a staged commit takes its files' shoe rows from the staging "
+                             "tables only: stage every file (Store.stage) before committing")
         entries = [w.entry if kept_since is None else
                    FileEntry(**{**w.entry.to_json(), "kept_since": kept_since})
                    for w in written]
@@ -314,7 +319,8 @@ class Store:
             catalog.record(tx.db, event.seq, event.at, entries, rows, removed)
             return event
 
-        if run is not None and shared:
+        if shared:
+            assert run is not None
             event = run(action)
         else:
             with bulk_cache(self.journal.connection()) if bulk else nullcontext():
