@@ -197,7 +197,7 @@ def verify(store: Store, deep: bool = False,
         hashes = {p: h for p, f in hashing.items() if (h := f.result()) is not None}
         intact = _present(store, entries, report, hashes)
         _unaccounted(store, entries, report)
-        _held_twice(store, intact, report, pool,
+        _held_twice(store, entries, intact, report, pool,
                     (shoe_tables[0].result(), shoe_tables[1].result()), contents)
         against_journal = sealed.result()
     report.sealed_shoes = against_journal.sealed_shoes
@@ -297,17 +297,25 @@ def _differ(mine: pl.DataFrame, theirs: pl.DataFrame, keys: list[str]) -> pl.Dat
                       theirs.join(mine, on=mine.columns, how="anti", nulls_equal=True)])
 
 
-def _held_twice(store: Store, intact: list[FileEntry], report: Report, pool: Executor,
-                shoe_tables: tuple[pl.DataFrame, pl.DataFrame],
+def _held_twice(store: Store, entries: list[FileEntry], intact: list[FileEntry],
+                report: Report, pool: Executor, shoe_tables: tuple[pl.DataFrame, pl.DataFrame],
                 ahead: dict[str, Future[pl.DataFrame | None]]) -> None:
     """Files against the catalogue's shoe lists and shoe index; coups or shoe rows stored
-    twice; imported copies of live shoes. Frames, not loops: one pass a file."""
+    twice; imported copies of live shoes. Frames, not loops: one pass a file. ``entries``:
+    every file the journal names (``intact``: those whose bytes are as journaled)."""
     db = store.journal.connection()
     coups_files = [e for e in intact if e.table == "coups"]
     shoe_files = [e for e in intact if e.table == "shoes"]
     found = pl.concat([pl.DataFrame(schema=_KEYS),
                        *_read(pool, _keys, store, coups_files, ahead)])
     listed, indexed_all = shoe_tables
+    for rows, kind in ((listed, "coups"), (indexed_all, "shoes")):
+        # a row under a path the journal names no file of its kind for would send a reader
+        # to the wrong file (or to none): the comparisons below see only the right kind
+        named = [e.path for e in entries if e.table == kind]
+        for path in sorted(set(rows.filter(~pl.col("path").is_in(named))["path"].to_list())):
+            report.add("catalogue", path, f"the catalogue lists shoes under this path, which "
+                                          f"is no {kind} file the journal names")
     listed = listed.filter(pl.col("path").is_in([e.path for e in coups_files]))
     differ = _differ(found, listed, list(_KEYS))
     for path in sorted(set(differ["path"].to_list())):

@@ -70,6 +70,25 @@ def test_a_changed_catalogue_row_is_named(store: Store, table: str, change: str)
     assert _problems(store) == [("catalogue", path)]
 
 
+@pytest.mark.parametrize(("table", "other"), [("catalog_shoes", "shoes"),
+                                              ("shoe_index", "coups"), ("catalog_shoes", None)])
+def test_shoe_rows_naming_a_file_of_another_kind_or_none_are_named(
+        store: Store, table: str, other: str | None) -> None:
+    """A shoe-table row pointing at a shoes file (for the coups list), at a coups file (for
+    the index) or at no file of the journal would send readers to the wrong file: named."""
+    db = store.journal.connection()
+    path = "coups/date=2026-01-01/part-forged.parquet" if other is None else db.execute(
+        "SELECT path FROM catalog WHERE tbl = ? ORDER BY path LIMIT 1", (other,)).fetchone()[0]
+    columns = "table_id, shoe_id, path" if table == "catalog_shoes" else \
+        "table_id, shoe_id, path, rules, decks, coups, started_at, ended_at, source"
+    source = "table_id, shoe_id, ?" if table == "catalog_shoes" else \
+        "table_id, shoe_id, ?, rules, decks, coups, started_at, ended_at, source"
+    with db:
+        db.execute(f"INSERT INTO {table} ({columns}) SELECT {source} FROM {table} LIMIT 1",
+                   (path,))
+    assert ("catalogue", path) in _problems(store)
+
+
 _KEYS = st.tuples(st.sampled_from(["T1", "T2", "tå"]), st.sampled_from(["S1", "S2", "S10"]),
                   st.integers(0, 9))
 
