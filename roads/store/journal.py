@@ -630,22 +630,36 @@ class GroupCommitter:
                     self._queue.put(None)
                     break
                 batch.append(item)
+            self._settle(batch)
+
+    def _settle(self, batch: list[_Pending]) -> None:
+        """Commit a batch and answer its submitters. A batch that fails on something other
+        than a refusal (a seal's catalogue insert, a full disk) is rolled back whole; its
+        actions are then run one by one, so one failing action (a seal, say) cannot fail
+        the coups of other tables that happened to share its commit."""
+        try:
             try:
-                try:
-                    results = self._commit(batch, savepoints=False)
-                except _Inserted:  # a refused action's events were inserted: undo by SQL
-                    results = self._commit(batch, savepoints=True)
-            except BaseException as exc:  # handed to every waiting submitter
+                results = self._commit(batch, savepoints=False)
+            except _Inserted:  # a refused action's events were inserted: undo by SQL
+                results = self._commit(batch, savepoints=True)
+        except Exception as exc:
+            if len(batch) > 1:
                 for p in batch:
-                    p.future.set_exception(exc)
-                continue
-            self.commits += 1
-            self.actions += len(batch)
-            for p, outcome in results:  # only now, after COMMIT: acknowledged = durable
-                if isinstance(outcome, Event):
-                    p.future.set_result(outcome)
-                else:
-                    p.future.set_exception(outcome)
+                    self._settle([p])
+            else:
+                batch[0].future.set_exception(exc)
+            return
+        except BaseException as exc:  # (interrupted: handed to every waiting submitter)
+            for p in batch:
+                p.future.set_exception(exc)
+            return
+        self.commits += 1
+        self.actions += len(batch)
+        for p, outcome in results:  # only now, after COMMIT: acknowledged = durable
+            if isinstance(outcome, Event):
+                p.future.set_result(outcome)
+            else:
+                p.future.set_exception(outcome)
 
     def _commit(self, batch: list[_Pending], savepoints: bool
                 ) -> list[tuple[_Pending, Event | InputError]]:

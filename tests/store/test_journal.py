@@ -150,6 +150,38 @@ def test_refused_action_in_a_shared_commit_leaves_the_others(tmp_path: Path) -> 
     assert store.journal.verify().ok and store.journal.head()[0] == 0
 
 
+def test_a_failing_action_does_not_fail_the_others_of_its_shared_commit(tmp_path: Path
+                                                                         ) -> None:
+    """An unexpected error (not a refusal) in one action of a shared commit rolls the batch
+    back; the others are then committed on their own, the failing one alone gets the error."""
+    journal = Store.create(tmp_path).journal
+    committer = GroupCommitter(journal)
+    release = threading.Event()
+
+    def blocker(tx: Any) -> Any:
+        release.wait(30)  # (holds the writer so the next three queue into one batch)
+        return tx.append("shoe_opened", "T0", "S0", {}, "d")
+
+    def opening(table: str) -> Any:
+        return lambda tx: tx.append("shoe_opened", table, "S1", {}, "d")
+
+    def failing(tx: Any) -> Any:
+        tx.append("shoe_opened", "TX", "S1", {}, "d")
+        raise RuntimeError("the disk is full")
+
+    first = committer.submit(blocker)
+    queued = [committer.submit(opening("T1")), committer.submit(failing),
+              committer.submit(opening("T2"))]
+    release.set()
+    first.result(30)
+    assert queued[0].result(30).table_id == "T1" and queued[2].result(30).table_id == "T2"
+    with pytest.raises(RuntimeError, match="disk is full"):
+        queued[1].result(30)
+    committer.close()
+    assert sorted(e.table_id for e in journal.of_kinds(("shoe_opened",))) == ["T0", "T1", "T2"]
+    assert journal.verify().ok
+
+
 WRITER = """
 import sys
 from pathlib import Path
