@@ -29,7 +29,6 @@ from roads.stats.partials import (
     partial,
     statistics_of,
     with_rules,
-    without_pace,
 )
 from roads.stats.per_shoe import shoe_summary
 from roads.stats.report import report_of_partial, shoe_odds
@@ -72,45 +71,40 @@ def _scan(store: Store, sel: Selection, shoes: pl.DataFrame,
     coups), and the integrity checks merged into ``scan`` when given."""
     split = store.read.split_shoes(sel)
 
-    def piece(cols: ShoeColumns) -> tuple[Partial, Checked | None, bool] | None:
+    def piece(cols: ShoeColumns) -> tuple[Partial, Checked | None] | None:
         if split:
             cols = cols.take_shoes(np.array([key not in split for key in cols.keys.rows()],
                                             dtype=bool))
         if not cols.shoes:
             return None
-        return (statistics_of(cols), scan.check(cols) if scan is not None else None,
-                cols.timed)
+        return statistics_of(cols), scan.check(cols) if scan is not None else None
 
     def one(read: Callable[[bool], Iterator[ShoeColumns]]
-            ) -> list[tuple[Partial, Checked | None, bool]]:
+            ) -> list[tuple[Partial, Checked | None]]:
         """A file's results, piece by piece; read whole if its shoes are not runs of rows."""
         try:
             return [d for d in map(piece, read(True)) if d is not None]
         except NotInRuns:
             return [d for d in map(piece, read(False)) if d is not None]
 
-    parts, timed = [], True
+    parts = []
     for done in _in_order(one, store.read.shoe_columns(sel)):
-        for found in done:
-            parts.append(found[0])
-            timed &= found[2]
+        for found, checked in done:
+            parts.append(found)
             if scan is not None:
-                scan.merge(found[1])
+                scan.merge(checked)
     if split:
         whole = to_statistics(store.read.coups(Selection(
             sel.table_id, sel.shoe_id, sel.start, sel.end, shoes=split)), cards=True)
         if whole.height:
             cols = columns_of(whole)
             parts.append(statistics_of(cols))
-            timed &= cols.timed
             if scan is not None:
                 scan.merge(scan.check(cols))
     if not parts:
         return None
     combined = combine(parts)
     parts.clear()  # the pieces' rows are not held beside the combined ones
-    if not timed:  # as the whole slice at once: no pace when some coup has no time
-        combined = Partial(without_pace(combined.by_shoe), combined.sequence)
     return with_rules(combined, shoes)
 
 

@@ -36,7 +36,6 @@ from roads.scale.jobs import (
     to_blob,
 )
 from roads.simulate import Simulation, write_simulation
-from roads.stats.partials import without_pace
 from roads.stats.report import report_of_partial
 from roads.store import ALL, Selection, Store, Written, write_part
 
@@ -137,8 +136,6 @@ def stats_spark(store: Store, out: Path, level: float, options: SparkOptions) ->
     if extra:
         rows = pl.concat([rows, *extra], how="vertical_relaxed")
     if _split(rows).is_empty():
-        if (rows["span_us"] < 0).any():  # a file with an untimed coup: no pace at all
-            rows = without_pace(rows)
         part = partial_from_rows(rows, store.read.shoes())
     else:
         part = statistics_partial(store)

@@ -164,13 +164,6 @@ def statistics_of(cols: ShoeColumns) -> Partial:
                    SequenceStats(hist, per_shoe, lag_sums))
 
 
-def without_pace(by_shoe: pl.DataFrame) -> pl.DataFrame:
-    """Per-shoe rows with every span unknown: a slice where some coup has no time has no
-    pace (a rate over the timed part alone would read as the whole floor's). Every engine
-    applies it to the whole slice, however the slice was cut into files or partitions."""
-    return by_shoe.with_columns(pl.lit(-1, pl.Int64).alias("span_us"))
-
-
 def with_rules(part: Partial, shoes: pl.DataFrame) -> Partial:
     """The partial with each shoe's rule set from the shoes table (standard-8 when none is
     recorded). Done once on a combined partial: joining the shoes table to every file's
@@ -322,11 +315,14 @@ def streaks(seq: SequenceStats) -> dict[str, Any]:
 
 
 def pace(by_shoe: pl.DataFrame) -> dict[str, Any]:
-    """Coups per shoe, and per hour of dealing (from timestamps where recorded)."""
+    """Coups per shoe, and per hour of dealing. No rate when some shoe's span is unknown
+    (a coup without its time): a rate over the timed part alone would read as the whole
+    slice's. Decided here, on the combined rows, so every engine agrees however it cut
+    the slice into files, pieces or partitions."""
     coups = by_shoe["n"].to_numpy()
     span = by_shoe["span_us"].to_numpy()
     timed = span > 0
-    hours = float(span[timed].sum()) / 3.6e9
+    hours = float(span[timed].sum()) / 3.6e9 if not (span < 0).any() else 0.0
     return {
         "coups_per_shoe": {"mean": float(coups.mean()), "min": int(coups.min()),
                            "max": int(coups.max())},
