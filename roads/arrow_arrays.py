@@ -1,4 +1,4 @@
-"""Arrow arrays from numpy buffers and Python strings, without ``pa.array``.
+"""Arrow arrays from numpy buffers and Python strings, without ``pa.array``, and back.
 
 Why: ``pa.array`` initialises pyarrow's pandas shim, which imports pandas when it is
 installed (the Spark extra brings it): about 0.4 s of every command that builds an Arrow
@@ -48,3 +48,12 @@ def large_lists(offsets: np.ndarray, values: pa.Array, keep: np.ndarray | None =
                                   [mask, pa.py_buffer(offsets)], children=[values])
     assert isinstance(array, pa.LargeListArray)
     return array
+
+
+def integers(array: pa.Array) -> np.ndarray:
+    """A fixed-width integer Arrow array without nulls (list offsets, dictionary indices)
+    as a zero-copy numpy view of its buffer (``to_numpy`` would import pandas too)."""
+    width = array.type.bit_width // 8
+    kind = "i" if pa.types.is_signed_integer(array.type) else "u"
+    return np.frombuffer(array.buffers()[1], dtype=f"<{kind}{width}", count=len(array),
+                         offset=array.offset * width)

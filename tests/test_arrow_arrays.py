@@ -11,7 +11,7 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from roads.arrow_arrays import large_lists, large_strings, numeric
+from roads.arrow_arrays import integers, large_lists, large_strings, numeric
 
 KINDS = [(np.int64, pa.int64()), (np.int16, pa.int16()), (np.uint8, pa.uint8()),
          (np.int8, pa.int8()), (np.bool_, pa.bool_())]
@@ -42,6 +42,15 @@ def test_large_lists_equal_pa_array(hands: list[list[int] | None]) -> None:
     keep = np.array([h is not None for h in hands], dtype=bool)
     built = large_lists(offsets, numeric(flat, pa.uint8()), keep)
     assert built.equals(pa.array(hands, pa.large_list(pa.uint8())))
+
+
+@settings(deadline=None)
+@given(st.lists(st.integers(0, 127), min_size=1, max_size=40), st.integers(0, 39),
+       st.sampled_from([pa.int64(), pa.int32(), pa.uint8(), pa.int8()]))
+def test_integers_view_the_buffer_as_to_numpy_reads_it(values: list[int], start: int,
+                                                        kind: pa.DataType) -> None:
+    sliced = pa.array(values, kind).slice(min(start, len(values)))  # (an offset, too)
+    assert integers(sliced).tolist() == sliced.to_pylist()
 
 
 def test_building_arrays_does_not_load_pandas() -> None:

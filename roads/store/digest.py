@@ -90,15 +90,11 @@ def _put_slots(lists: pl.Series, null: np.ndarray, rec: np.ndarray, at_byte: int
 
 
 def _integers(array: Any) -> np.ndarray:
-    """An Arrow integer array without nulls (offsets, dictionary codes) as a numpy view of
-    its buffer. Not ``to_numpy``: pyarrow imports pandas for that, half a second of a
-    ``roads store verify`` that digests a few sealed shoes."""
-    import pyarrow as pa
+    """:func:`roads.arrow_arrays.integers`, loaded on first use (a reader that never
+    digests does not load pyarrow for it)."""
+    from roads.arrow_arrays import integers
 
-    width = array.type.bit_width // 8
-    kind = "i" if pa.types.is_signed_integer(array.type) else "u"
-    return np.frombuffer(array.buffers()[1], dtype=f"<{kind}{width}", count=len(array),
-                         offset=array.offset * width)
+    return integers(array)
 
 
 #: Rows from which the compiled kernel fills the slots: below it, numpy does (a seal or a

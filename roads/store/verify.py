@@ -34,6 +34,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from roads.arrow_arrays import integers
 from roads.schema import COUPS, conform
 from roads.store import catalog, checkpoint
 from roads.store.catalog import KEYS, FileEntry
@@ -237,13 +238,8 @@ def _distinct_keys(group: pa.Table) -> pl.DataFrame:
 
 
 def _indices(array: pa.DictionaryArray) -> np.ndarray:
-    """A dictionary array's indices (no nulls), zero-copy from their buffer (``to_numpy``
-    would import pandas)."""
-    indices = array.indices
-    width = indices.type.bit_width // 8
-    kind = np.dtype(f"{'i' if pa.types.is_signed_integer(indices.type) else 'u'}{width}")
-    return np.frombuffer(indices.buffers()[1], dtype=kind, count=len(indices),
-                         offset=indices.offset * width)
+    """A dictionary array's indices (no nulls), zero-copy."""
+    return integers(array.indices)
 
 
 _KEYS = {"table_id": pl.String, "shoe_id": pl.String, "path": pl.String}
