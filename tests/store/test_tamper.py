@@ -175,3 +175,25 @@ def test_a_deleted_seal_event_is_named_and_the_shoe_is_not_counted_twice(store: 
     kinds = _kinds(fresh)
     assert "chain" in kinds and "catalogue" in kinds
     assert fresh.read.coups(Selection("T1", "S1")).height == 6
+
+
+@pytest.mark.parametrize("folder", ["ingest", "quarantine", "flags"])
+def test_a_changed_byte_or_a_deleted_import_attachment_is_named(tmp_path: Path,
+                                                                folder: str) -> None:
+    """An import's report, quarantined rows and flags are journaled by SHA-256 in its
+    commit event: one flipped byte, or the file gone, is named."""
+    csv = tmp_path / "dirty.csv"
+    csv.write_text("table,shoe,coup,outcome,player_cards,banker_cards\n"
+                   "T1,s1,1,B,9h 4s,Kd 8c\nT1,s1,2,P,8h 8s,2d 3c\nT1,s1,2,X,,\n",
+                   encoding="utf-8")
+    store = Store.create(tmp_path / "store")
+    ingest([csv], store, ReadOptions(), get_rules("standard-8"))
+    assert verify_store(store).ok
+    [path] = (store.root / folder).iterdir()
+    where = path.relative_to(store.root).as_posix()
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 1
+    path.write_bytes(bytes(data))
+    assert _kinds(store).get("altered") == where
+    path.unlink()
+    assert _kinds(store).get("missing") == where
