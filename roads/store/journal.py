@@ -297,12 +297,15 @@ class Transaction:
 
     def last(self, table_id: str, kinds: Sequence[str],
              shoe_id: str | None = None) -> Event | None:
-        """The most recent event of one of ``kinds`` for a table (and shoe)."""
-        sql = f"{_SELECT} WHERE table_id = ? AND kind IN ({','.join('?' * len(kinds))})"
+        """The most recent event of one of ``kinds`` for a table (and shoe: looked up by
+        the shoe's own events, ``+kind`` keeping SQLite off the index of every such event
+        of the table, which a year of seals makes thousands long)."""
+        marks = ",".join("?" * len(kinds))
+        sql = f"{_SELECT} WHERE table_id = ? AND kind IN ({marks})"
         args: list[Any] = [table_id, *kinds]
         if shoe_id is not None:
-            sql += " AND shoe_id = ?"
-            args.append(shoe_id)
+            sql = f"{_SELECT} WHERE table_id = ? AND shoe_id = ? AND +kind IN ({marks})"
+            args = [table_id, shoe_id, *kinds]
         r = self.db.execute(sql + " ORDER BY seq DESC LIMIT 1", args).fetchone()
         return None if r is None else _event(r)
 

@@ -31,7 +31,7 @@ import io
 import json
 import os
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
@@ -51,7 +51,13 @@ from roads.store.catalog import INDEX_SCHEMA, KEYS, UNDATED, FileEntry
 from roads.store.digest import combine, shoe_digests, shoes_digest
 from roads.store.journal import SYSTEM, Action, Event, Journal, Transaction, bulk_cache
 from roads.store.journaled import Content, coups_frame, sealed_content, shoe_frame, shoe_records
-from roads.store.layout import data_files, part_name, relative_path, temporary_files
+from roads.store.layout import (
+    TEMPORARY_PREFIX,
+    data_files,
+    part_name,
+    relative_path,
+    temporary_files,
+)
 from roads.store.read import Reader
 
 #: Part files: zstd at its fastest level (the bulk readers are I/O-light already).
@@ -274,7 +280,8 @@ class Store:
                actor: str | None, table_id: str = SYSTEM, shoe_id: str | None = None,
                removed: Sequence[str] = (), kept_since: str | None = None,
                sign: bool = True, before: Sequence[Preceding] = (),
-               staged: catalog.StagedRows | None = None, run: Run | None = None) -> Event:
+               staged: catalog.StagedRows | None = None, run: Run | None = None,
+               unless: Callable[[Transaction], Event | None] | None = None) -> Event:
         """Journal written files (and removed ones) in one event; the catalogue changes in
         the same transaction, so readers see all of it or none of it.
 
@@ -285,7 +292,10 @@ class Store:
         ``run``: how the transaction runs (a live service's shared commit, so a seal takes
         no write lock and no fsync of its own); by default a transaction of its own, and
         always for a bulk or staged commit (one large transaction would hold up every
-        coup of the shared one)."""
+        coup of the shared one).
+        ``unless``: asked inside the transaction, under its write lock; an event it returns
+        (a seal another writer committed since the caller looked) is returned instead,
+        and nothing is journaled."""
         if staged is not None and any(w.shoes.height or w.index is not None for w in written):
             raise ValueError("a staged commit takes its files' shoe rows from the staging "
                              "tables only: stage every file (Store.stage) before committing")
@@ -311,6 +321,8 @@ class Store:
             rows = catalog.ShoeRows(list(rows.shoes), list(rows.index))
 
         def action(tx: Transaction) -> Event:
+            if unless is not None and (done := unless(tx)) is not None:
+                return done
             for kind_before, table_before, shoe_before, payload_before in before:
                 tx.append(kind_before, table_before, shoe_before, payload_before, actor)
             if before:
@@ -368,8 +380,13 @@ class Store:
 
         The part name derives from the table and shoe, so sealing again after a crash
         between the write and the journal entry replaces the files; a shoe already sealed
-        is left as it is (its seal event is returned). The two files are fsynced side by
-        side just before the event (as a bulk run's are); ``run``: see :meth:`commit`."""
+        is left as it is (its seal event is returned). That holds when another writer (a
+        recovery, a second service on the store) seals the shoe between this seal's look
+        at the journal and its commit, too: the look is taken again inside the transaction
+        that would journal the seal, which then journals nothing and returns the other's
+        event (the files this one wrote meanwhile are the same bytes under the same names:
+        a closed shoe's events no longer change). The two files are fsynced side by side
+        just before the event (as a bulk run's are); ``run``: see :meth:`commit`."""
         events = self.journal.events(table_id, shoe_id)
         sealed = next((e for e in events if e.kind == "shoe_sealed"), None)
         if sealed is not None:
@@ -382,13 +399,22 @@ class Store:
         day = datetime.fromisoformat(opened.at).astimezone(UTC).date().isoformat()
         name = part_name("live", table_id, shoe_id)
         source = str(opened.payload.get("source", "live"))
-        written = self.write_parts([Part("coups", day, name, coups, {"rules": opened.payload[
-            "rules"]}), Part("shoes", day, name, shoe, {"rules": opened.payload["rules"]})],
-            source, durable=False, contents=sealed_content(rows, shoe))
+        try:
+            written = self.write_parts(
+                [Part("coups", day, name, coups, {"rules": opened.payload["rules"]}),
+                 Part("shoes", day, name, shoe, {"rules": opened.payload["rules"]})],
+                source, durable=False, contents=sealed_content(rows, shoe))
+        except FileNotFoundError:  # a recovery sealed it meanwhile and took our temporaries
+            sealed = next((e for e in self.journal.events(table_id, shoe_id)
+                           if e.kind == "shoe_sealed"), None)
+            if sealed is None:
+                raise
+            return sealed
         faults.point("seal:files-written")
         written = _synced(self.root, written)
         return self.commit("shoe_sealed", written, {"coups": coups.height}, actor, table_id,
-                           shoe_id, run=run)
+                           shoe_id, run=run,
+                           unless=lambda tx: tx.last(table_id, ("shoe_sealed",), shoe_id))
 
     def unsealed_closed(self) -> list[tuple[str, str]]:
         """Closed shoes whose seal did not complete (e.g. after a crash)."""
@@ -400,10 +426,16 @@ class Store:
         return [(r[0], r[1]) for r in rows]
 
     def seal_pending(self, run: Run | None = None) -> list[tuple[str, str]]:
-        """Seal every closed shoe whose seal did not complete."""
+        """Seal every closed shoe whose seal did not complete, and remove what a seal
+        killed mid-write left of its files (hidden temporaries of their names; a seal of
+        that shoe still writing finds its own gone, and returns this seal's event)."""
         pending = self.unsealed_closed()
         for table_id, shoe_id in pending:
-            self.seal(table_id, shoe_id, "system", run)
+            event = self.seal(table_id, shoe_id, "system", run)
+            for item in event.payload.get("files", ()):
+                target = self.root / item["path"]
+                for tmp in target.parent.glob(f"{TEMPORARY_PREFIX}*-{target.name}"):
+                    tmp.unlink(missing_ok=True)
         return pending
 
     # -- maintenance ------------------------------------------------------------------------
@@ -472,16 +504,18 @@ class Store:
         self.commit("store_compacted", written, {"day": day, "table": table}, actor,
                     removed=[e.path for e in entries], kept_since=kept)
         faults.point("compact:committed")
-        for entry in entries:
+        for entry in entries:  # (a kill among these: the next compaction's sweep ends it)
             (self.root / entry.path).unlink(missing_ok=True)
+            faults.point("compact:old-removed")
 
     def purge(self, before: date, keep_since: datetime, actor: str,
               profile: str) -> list[str]:
         """Delete the day partitions older than ``before``; refuse when any file there
         holds data the journal received after ``keep_since`` (inside the retention period,
-        whatever its coups' own dates say)."""
+        whatever its coups' own dates say). A purge killed after its event leaves files
+        the journal removed: the next purge (or compaction, or ingest) deletes them first."""
         with self.bulk_lock():
-            self.sweep(())
+            _remove_empty(self.root, {rel.rsplit("/", 1)[0] for rel in self.sweep(())})
             db = self.journal.connection()
             doomed = [e for e in catalog.files(db)
                       if e.day != UNDATED and date.fromisoformat(e.day) < before]
@@ -501,10 +535,8 @@ class Store:
             faults.point("purge:committed")
             for entry in doomed:
                 (self.root / entry.path).unlink(missing_ok=True)
-            for rel in partitions:
-                directory = self.root / rel
-                if directory.is_dir() and not any(directory.iterdir()):
-                    directory.rmdir()
+                faults.point("purge:file-removed")
+            _remove_empty(self.root, partitions)
             return partitions
 
     # -- information ------------------------------------------------------------------------
@@ -538,6 +570,14 @@ def _synced(root: Path, written: Sequence[Written]) -> list[Written]:
     return [dataclasses.replace(w, durable=True) for w in written]
 
 
+def _remove_empty(root: Path, partitions: Iterable[str]) -> None:
+    """Remove the partition directories (relative paths) a purge left empty."""
+    for rel in sorted(partitions):
+        directory = root / rel
+        if directory.is_dir() and not any(directory.iterdir()):
+            directory.rmdir()
+
+
 def _sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as fh:
@@ -565,6 +605,7 @@ def _write(path: Path, frame: pl.DataFrame, meta: dict[str, str], durable: bool 
             if durable:
                 fh.flush()
                 os.fsync(fh.fileno())
+        faults.point("store:temporary-written")
         os.replace(tmp, path)
         if durable:
             fsync_dir(path.parent)
