@@ -1,0 +1,107 @@
+"""A shoe is sealed once, whoever else seals it at the same moment: a recovery of the
+pending seal racing the normal close, or a second service on the same store. Each race is
+made to happen deterministically: the other seal runs, whole, between this seal's look at
+the journal and the transaction that would journal it."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from roads.store import Event, Store
+from roads.store.journal import Action
+from roads.store.layout import data_files
+from roads.store.verify import verify
+from roads.tables import TableService
+from tests.floor import DEALER, Floor
+
+
+@pytest.fixture
+def floor(tmp_path: Path) -> Floor:
+    """A store with one open shoe, T1/S1, of four coups."""
+    floor = Floor(tmp_path / "store")
+    floor.open_shoe("T1", "S1")
+    floor.coups("T1", "BPPT")
+    floor.coup("T1", player=("9h", "Kd"), banker=("5s", "2c"))
+    return floor
+
+
+def _seals(store: Store) -> list[Event]:
+    return store.journal.of_kinds(("shoe_sealed",))
+
+
+def _assert_sealed_once(store: Store, first: Event) -> None:
+    """One seal event, ``first``; its files are the only ones, byte for byte as it
+    journaled them; every coup and the shoe row read once; verify clean."""
+    assert [e.seq for e in _seals(store)] == [first.seq]
+    files = {f["path"]: f["sha256"] for f in first.payload["files"]}
+    assert data_files(store.root) == sorted(files)
+    for path, sha in files.items():
+        assert hashlib.sha256((store.root / path).read_bytes()).hexdigest() == sha
+    assert store.read.coups()["coup"].to_list() == [1, 2, 3, 4, 5]
+    assert store.read.shoes()["open"].to_list() == [False]
+    report = verify(store, deep=True)
+    assert report.ok, report.problems
+
+
+def test_a_second_service_sealing_meanwhile_makes_this_seal_a_no_op(floor: Floor) -> None:
+    store = floor.store
+    store.journal.run(lambda tx: tx.append("shoe_closed", "T1", "S1", {}, "dealer"))
+    other = Store.open(store.root)  # its own connections: another process, in effect
+    theirs: list[Event] = []
+
+    def run(action: Action) -> Event:  # between this seal's look and its commit
+        theirs.append(other.seal("T1", "S1", "system"))
+        return store.journal.run(action)
+
+    mine = store.seal("T1", "S1", "dealer", run)
+    [first] = theirs
+    assert mine == first and first.actor == "system"
+    _assert_sealed_once(store, first)
+
+
+def test_a_recovery_racing_the_close_is_the_only_seal(floor: Floor,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The close's transactions are the close and then the seal: the recovery of a second
+    service (a worker starting up) runs just before the second."""
+    store = floor.store
+    recovering = TableService(Store.open(store.root))
+    recovered: list[tuple[str, str]] = []
+    transactions: list[Action] = []
+    commit = store.journal.run
+
+    def run(action: Action) -> Event:
+        transactions.append(action)
+        if len(transactions) == 2:
+            recovered.extend(recovering.recover())
+        return commit(action)
+
+    monkeypatch.setattr(store.journal, "run", run)
+    closed, sealed = floor.service.close_shoe(DEALER, "T1")
+    assert len(transactions) == 2 and recovered == [("T1", "S1")]
+    assert closed.kind == "shoe_closed" and sealed.actor == "system"  # the recovery's
+    _assert_sealed_once(store, sealed)
+    assert recovering.recover() == [] and floor.service.recover() == []
+
+
+def test_seals_sharing_one_commit_journal_one(floor: Floor) -> None:
+    """Two seals of the shoe in one transaction (a shared commit carries both): the
+    second sees the first's event, inserted before it looks."""
+    store = floor.store
+    store.journal.run(lambda tx: tx.append("shoe_closed", "T1", "S1", {}, "dealer"))
+    pending: list[Action] = []
+
+    def hold(action: Action) -> Event:  # each seal's action, kept for one transaction
+        pending.append(action)
+        if len(pending) == 1:
+            return store.seal("T1", "S1", "second", hold)  # (looks before the first commits)
+        with store.journal.transaction() as tx:
+            events = [a(tx) for a in pending]
+        assert events[0] == events[1]
+        return events[0]
+
+    first = store.seal("T1", "S1", "first", hold)
+    assert first.actor == "first"  # the outer seal's action ran first in the transaction
+    _assert_sealed_once(store, first)
