@@ -100,8 +100,11 @@ class Written:
     """A part file on disk, not yet journaled (invisible to readers until committed).
 
     ``shoes``: the (table_id, shoe_id) a coups file holds; ``index``: a shoes file's rows as
-    the shoe index keeps them. Frames, not Python tuples: an engine run holds these for every
-    shoe until its one commit, and a frame costs a tenth of the memory."""
+    the shoe index keeps them. Frames, not Python tuples: a commit that is not staged (a
+    seal, a compaction, a Spark engine run, whose executors hand their files back) holds
+    them until it journals the files, and a frame costs a tenth of the memory. A staged run
+    (an ingest, a local engine run) hands them to :meth:`Store.stage` as each file is done
+    and keeps only the entry."""
 
     entry: FileEntry
     shoes: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=KEYS))
