@@ -7,7 +7,8 @@ Checks, each reported by kind with the first (and every) place it occurs:
   before the newest checkpoint);
 - ``catalogue``: the catalogue beside the journal agrees with a replay of the file events;
 - ``missing`` / ``altered``: every catalogued file is there, at its size and SHA-256;
-- ``not accounted for``: part files no committed event names, and leftover temporaries;
+- ``not accounted for``: part files no committed event names (or that a committed
+  compaction or purge removed), and leftover temporaries;
 - ``held twice``: a coup stored in two places, or a shoe row stored twice, or an imported
   shoe that is also a live shoe of the journal;
 - ``differs from journal``: a sealed shoe whose journaled file content is not what its
