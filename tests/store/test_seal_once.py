@@ -6,13 +6,15 @@ the journal and the transaction that would journal it."""
 from __future__ import annotations
 
 import hashlib
+import threading
 from pathlib import Path
 
 import pytest
 
+from roads import faults
 from roads.store import Event, Store
 from roads.store.journal import Action
-from roads.store.layout import data_files
+from roads.store.layout import data_files, temporary_files
 from roads.store.verify import verify
 from roads.tables import TableService
 from tests.floor import DEALER, Floor
@@ -105,3 +107,27 @@ def test_seals_sharing_one_commit_journal_one(floor: Floor) -> None:
     first = store.seal("T1", "S1", "first", hold)
     assert first.actor == "first"  # the outer seal's action ran first in the transaction
     _assert_sealed_once(store, first)
+
+
+def test_a_close_whose_temporary_a_recovery_removed_returns_the_recovery_seal(
+        floor: Floor, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The recovery removes a killed seal's temporaries of the shoe's names; a seal of the
+    shoe still writing one (this close, in another worker) then finds it gone, and answers
+    with the recovery's seal instead of an error."""
+    store = floor.store
+    recovering = TableService(Store.open(store.root))
+    recovered: list[tuple[str, str]] = []
+    once = threading.Lock()  # (the close writes its two files on two threads)
+    real = faults.point
+
+    def point(name: str) -> None:  # the close's first file written under its temporary name
+        if name == "store:temporary-written" and once.acquire(blocking=False):
+            recovered.extend(recovering.recover())  # (its own files pass the point)
+        real(name)
+
+    monkeypatch.setattr(faults, "point", point)
+    closed, sealed = floor.service.close_shoe(DEALER, "T1")
+    assert recovered == [("T1", "S1")] and closed.kind == "shoe_closed"
+    assert sealed.actor == "system"  # the recovery's
+    _assert_sealed_once(store, sealed)
+    assert temporary_files(store.root) == []
