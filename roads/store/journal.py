@@ -322,15 +322,16 @@ class Transaction:
         return None if r is None else _event(r)
 
     def coup_event(self, table_id: str, shoe_id: str, kind: str, coup: int) -> bool:
-        """Whether an event of ``kind`` names coup ``coup`` of the shoe."""
+        """Whether an event of ``kind`` names coup ``coup`` of the shoe (``+kind``: see
+        :meth:`exists`)."""
         return self.db.execute(
-            "SELECT 1 FROM events WHERE table_id = ? AND shoe_id = ? AND kind = ? "
+            "SELECT 1 FROM events WHERE table_id = ? AND shoe_id = ? AND +kind = ? "
             "AND json_extract(payload, '$.coup') = ? LIMIT 1",
             (table_id, shoe_id, kind, coup)).fetchone() is not None
 
     def coup_entered(self, table_id: str, shoe_id: str, coup: int) -> Event | None:
         r = self.db.execute(
-            f"{_SELECT} WHERE table_id = ? AND shoe_id = ? AND kind = 'coup_entered' "
+            f"{_SELECT} WHERE table_id = ? AND shoe_id = ? AND +kind = 'coup_entered' "
             "AND json_extract(payload, '$.coup') = ? LIMIT 1", (table_id, shoe_id, coup)
         ).fetchone()
         return None if r is None else _event(r)
@@ -344,8 +345,11 @@ class Transaction:
         return [_event(r) for r in rows]
 
     def exists(self, table_id: str, shoe_id: str, kind: str) -> bool:
+        """Whether the shoe has an event of ``kind``, found among the shoe's own events:
+        ``+kind`` keeps SQLite off the index of every such event of the table (a coup not
+        stored, looked up on a table of 3,000 shoes: 586 ms that way, 0.13 ms this)."""
         return self.db.execute(
-            "SELECT 1 FROM events WHERE table_id = ? AND shoe_id = ? AND kind = ? LIMIT 1",
+            "SELECT 1 FROM events WHERE table_id = ? AND shoe_id = ? AND +kind = ? LIMIT 1",
             (table_id, shoe_id, kind)).fetchone() is not None
 
     def append(self, kind: str, table_id: str, shoe_id: str | None, payload: dict[str, Any],
