@@ -147,6 +147,29 @@ def separator(path: Path) -> str:
         return separator_in(fh.read(8192))
 
 
+#: The most columns a CSV header may name, and the longest header line. Card-level exports
+#: have a few dozen; reading a million-column header took polars about a minute and the
+#: hints for its unread columns hours (a 9 MB file held a batch job).
+MAX_COLUMNS = 1_000
+MAX_HEADER_BYTES = 1 << 20
+
+
+def check_header(path: Path) -> None:
+    """Refuse, before anything reads it, a CSV whose header names more than
+    :data:`MAX_COLUMNS` columns or runs past :data:`MAX_HEADER_BYTES` without a line end."""
+    with path.open("rb") as fh:
+        head = fh.read(MAX_HEADER_BYTES + 1)
+    ends = [i for i in (head.find(b"\n"), head.find(b"\r")) if i >= 0]
+    if not ends and len(head) > MAX_HEADER_BYTES:
+        raise InputError(f"{path}: its header line is longer than {MAX_HEADER_BYTES:,} bytes; "
+                         "is it a CSV file?")
+    line = head[:min(ends)] if ends else head
+    width = line.count(separator_in(line[:8192] or b",").encode()) + 1
+    if width > MAX_COLUMNS:
+        raise InputError(f"{path}: its header names {width:,} columns; at most "
+                         f"{MAX_COLUMNS:,} are read")
+
+
 def separator_in(head: bytes) -> str:
     """:func:`separator` from the file's first 8 KiB, already read."""
     text = head[:8192].decode("utf-8", errors="replace")
