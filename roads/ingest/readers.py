@@ -337,6 +337,24 @@ def _hand_shape(text: str) -> tuple[bool, int] | None:
     return suited, len(tokens)
 
 
+_POLARS_ADVICE = re.compile(r"\s*(The current offset in the file is (\d+) bytes\.)|"
+                            r"You might want to try:.*?(?=Original error)", re.DOTALL)
+
+
+def not_csv(path: Path, exc: Exception) -> str:
+    """One line for a file polars could not read as CSV: what it found and where (the
+    byte offset), without its advice on its own parameters (``ignore_errors``,
+    ``infer_schema_length``: nothing a `roads` user can set), control characters escaped."""
+    text = str(exc)
+    offset = re.search(r"The current offset in the file is (\d+) bytes", text)
+    parts = [" ".join(line.strip() for line in part.splitlines() if line.strip())
+             for part in _POLARS_ADVICE.sub("\n\n", text).replace("```", "").split("\n\n")]
+    words = "; ".join(dict.fromkeys(p for p in parts if p))
+    where = f" (near byte {int(offset.group(1)):,})" if offset else ""
+    return f"{path}: cannot be read as CSV{where}: " + \
+        words.encode("unicode_escape").decode("ascii")
+
+
 def _read_text_csv(path: Path, rows: int | None = None) -> pl.DataFrame:
     """Every field as text, as written (ragged lines truncated, bad UTF-8 replaced); the
     first ``rows`` data rows only, if given."""
@@ -344,7 +362,7 @@ def _read_text_csv(path: Path, rows: int | None = None) -> pl.DataFrame:
         return pl.read_csv(path, separator=separator(path), infer_schema=False, quote_char='"',
                            encoding="utf8-lossy", truncate_ragged_lines=True, n_rows=rows)
     except pl.exceptions.PolarsError as exc:
-        raise InputError(f"{path}: cannot be read as CSV: {exc}") from None
+        raise InputError(not_csv(path, exc)) from None
 
 
 def read_csv(path: Path, options: ReadOptions) -> pl.DataFrame:
@@ -373,7 +391,7 @@ def _csv_batches(path: Path, options: ReadOptions, rows: int) -> Iterator[pl.Dat
                             *[pl.col(c).alias(t) for c, t in rename.items()])
         yield from query.collect_batches(chunk_size=rows, maintain_order=True)
     except pl.exceptions.PolarsError as exc:
-        raise InputError(f"{path}: cannot be read as CSV: {exc}") from None
+        raise InputError(not_csv(path, exc)) from None
 
 
 def raw_rows(path: Path, rows: list[int]) -> dict[int, str]:
@@ -386,7 +404,7 @@ def raw_rows(path: Path, rows: list[int]) -> dict[int, str]:
         encoded = picked.select("_row", pl.struct(names).struct.json_encode().alias("raw")
                                 ).collect()
     except pl.exceptions.PolarsError as exc:
-        raise InputError(f"{path}: cannot be read as CSV: {exc}") from None
+        raise InputError(not_csv(path, exc)) from None
     return {int(r): str(j) for r, j in encoded.iter_rows()}
 
 
