@@ -77,3 +77,40 @@ def test_a_deleted_account_database_is_named(store: Store) -> None:
         (store.root / f"auth.sqlite{suffix}").unlink(missing_ok=True)
     assert {p["where"] for p in _accounts(store)} >= {"auth.sqlite users name=ana",
                                                       "auth.sqlite users name=vic"}
+
+
+@pytest.mark.parametrize(("sql", "where"), [
+    # a viewer copies their own password hash onto a supervisor, then logs in as them
+    ("UPDATE users SET salt = (SELECT salt FROM users WHERE name = 'vic'), "
+     "hash = (SELECT hash FROM users WHERE name = 'vic') WHERE name = 'ana'", "users name=ana"),
+    # a key's hash replaced by the hash of a secret the forger holds
+    ("UPDATE api_keys SET key_hash = '" + "0" * 64 + "' WHERE table_id = 'T01'",
+     "api_keys key_id="),
+    ("UPDATE tokens SET token_hash = '" + "0" * 64 + "' WHERE name = 'vic'",
+     "tokens token_id="),
+])
+def test_a_replaced_credential_is_named(store: Store, sql: str, where: str) -> None:
+    _edit(store, sql)
+    [problem] = _accounts(store)
+    assert problem["where"].startswith(f"auth.sqlite {where}")
+    assert "stored credential" in problem["detail"]
+
+
+def test_a_changed_password_is_journaled_with_its_credential(store: Store) -> None:
+    Auth(store.root, store.journal).set_password("vic", "another good password")
+    assert verify(store).ok
+    _edit(store, "UPDATE users SET hash = (SELECT hash FROM users WHERE name = 'ana') "
+                 "WHERE name = 'vic'")
+    assert [p["where"] for p in _accounts(store)] == ["auth.sqlite users name=vic"]
+
+
+def test_accounts_journaled_before_credentials_were_still_verify(store: Store) -> None:
+    """A store written before the events carried credential digests: its rows are checked
+    for role and flags, and their credentials are not judged."""
+    db = sqlite3.connect(store.root / "auth.sqlite")
+    with db:
+        db.execute("INSERT INTO users SELECT 'old', 'dealer', salt, hash, created_at, 0 "
+                   "FROM users WHERE name = 'dan'")
+    db.close()
+    store.journal.append("user_added", "*", None, {"user": "old", "role": "dealer"}, "cli")
+    assert verify(store).ok
