@@ -14,7 +14,7 @@ request) is 409; posting a coup that is already stored is idempotent (200, ``cre
 import secrets
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Header, HTTPException, Request
+from fastapi import APIRouter, Depends, Header, HTTPException, Path, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
@@ -32,6 +32,9 @@ from roads.tables import (
 )
 
 SESSION_COOKIE = "roads_session"
+#: The largest journal sequence number (SQLite's integer): a request number beyond it is
+#: refused as a 422 naming it, not sent to the database (which raised: a 500).
+JOURNAL_SEQ_MAX = 2**63 - 1
 
 
 def refused(exc: InputError, field: str | None = None) -> Exception:
@@ -180,7 +183,8 @@ def api_router(ctx: Context) -> APIRouter:
 
     @router.post("/corrections/{request}", summary="Approve or reject a correction request",
                  responses={401: {}, 403: {}, 404: {}, 409: {}, 422: {}})
-    def decide(request: int, body: DecisionIn, who: Annotated[Actor, Depends(actor)]
+    def decide(request: Annotated[int, Path(ge=1, le=JOURNAL_SEQ_MAX)], body: DecisionIn,
+               who: Annotated[Actor, Depends(actor)]
                ) -> dict[str, Any]:
         if ctx.service.request(request) is None:
             raise HTTPException(404, f"no correction request {request}")

@@ -182,6 +182,10 @@ class RequestLimits:
         return f"request body too large: at most {policy.max_bytes:,} bytes for {policy.what}"
 
 
+class _HeadersTooLarge(Exception):
+    """Raised inside the parser's callbacks to stop it at the header limit."""
+
+
 class HeaderDeadline(HttpToolsProtocol):
     """uvicorn's httptools protocol with limits on each request's headers: they must arrive
     within ``header_seconds`` (a client trickling bytes, slowloris, is cut off instead of
@@ -191,6 +195,8 @@ class HeaderDeadline(HttpToolsProtocol):
     header_bytes: ClassVar[int] = 16 * 1024
     _header_timer: asyncio.TimerHandle | None = None
     _header_size = 0
+    _parsed_size = 0  # the request line's target and headers parsed so far
+    _oversized = False
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -206,7 +212,30 @@ class HeaderDeadline(HttpToolsProtocol):
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
+        self._parsed_size = 0
         self._arm()
+
+    # Headers that arrive whole in one read are parsed before ``data_received`` can count
+    # them (and a kept-alive connection's next request is never counted there): the parsed
+    # target and headers are counted too, and parsing stops at the limit.
+    def on_url(self, url: bytes) -> None:
+        self._count(len(url))
+        super().on_url(url)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._count(len(name) + len(value) + 4)
+        super().on_header(name, value)
+
+    def _count(self, size: int) -> None:
+        self._parsed_size += size
+        if self._parsed_size > self.header_bytes:
+            self._oversized = True
+            self._refuse(b"431 Request Header Fields Too Large")
+            raise _HeadersTooLarge  # stops the parser; uvicorn's 400 is not sent (below)
+
+    def send_400_response(self, msg: str) -> None:
+        if not self._oversized:
+            super().send_400_response(msg)
 
     def on_headers_complete(self) -> None:
         self._disarm()

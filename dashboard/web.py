@@ -381,7 +381,9 @@ def _number(data: Mapping[str, Any], name: str, what: str) -> int:
     """A whole number the screen sent (``coup``, ``request``), or an error naming it."""
     value = data.get(name)
     if isinstance(value, bool) or not isinstance(value, int | str) or \
-            not str(value).strip().isdigit():
+            not str(value).strip().isdigit() or len(str(value).strip()) > 18:
+        # more than 18 digits: beyond any journal sequence or coup (the database would
+        # raise on it, a 500); also keeps int() off thousands of digits
         raise EntryError(name, f"{value!r} is not a {what}")
     return int(value)
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Literal, TypedDict
 
 from roads.logins import AuthError, LoginGuard, LoginLimits, RateLimited, recorded_name
+from roads.store import credential_digest
 from roads.store.journal import SYSTEM, Journal, thread_connection
 
 Role = Literal["dealer", "supervisor", "auditor", "viewer", "admin"]
@@ -142,25 +143,29 @@ class Auth:
                             "'-', starting with a letter or digit")
         _check_password(password)
         salt = secrets.token_bytes(16)
+        hashed = hash_password(password, salt)
         try:
             self._db().execute("INSERT INTO users(name, role, salt, hash, created_at) "
-                               "VALUES (?,?,?,?,?)", (name, role, salt,
-                                                      hash_password(password, salt),
+                               "VALUES (?,?,?,?,?)", (name, role, salt, hashed,
                                                       self._clock().isoformat()))
         except sqlite3.IntegrityError:
             raise AuthError(f"user {name!r} already exists") from None
-        self.journal.append("user_added", SYSTEM, None, {"user": name, "role": role}, by)
+        self.journal.append("user_added", SYSTEM, None,
+                            {"user": name, "role": role,
+                             "credential": credential_digest(salt, hashed)}, by)
 
     def set_password(self, name: str, password: str, by: str = "cli") -> None:
         _check_password(password)
         salt = secrets.token_bytes(16)
+        hashed = hash_password(password, salt)
         cur = self._db().execute("UPDATE users SET salt = ?, hash = ? WHERE name = ?",
-                                 (salt, hash_password(password, salt), name))
+                                 (salt, hashed, name))
         if cur.rowcount == 0:
             raise AuthError(f"no user {name!r}")
         self._db().execute("DELETE FROM sessions WHERE name = ?", (name,))
-        self.journal.append("user_changed", SYSTEM, None, {"user": name, "change": "password"},
-                            by)
+        self.journal.append("user_changed", SYSTEM, None,
+                            {"user": name, "change": "password",
+                             "credential": credential_digest(salt, hashed)}, by)
 
     def disable_user(self, name: str, by: str = "cli") -> None:
         """Refuse the user's logins and end their sessions and personal tokens at once."""
@@ -271,7 +276,9 @@ class Auth:
         self._db().execute("INSERT INTO api_keys(key_hash, key_id, table_id, created_by, "
                            "created_at) VALUES (?,?,?,?,?)",
                            (_digest(key), key_id, table_id, by, self._clock().isoformat()))
-        self.journal.append("api_key_issued", table_id, None, {"key_id": key_id}, by)
+        self.journal.append("api_key_issued", table_id, None,
+                            {"key_id": key_id, "credential": credential_digest(_digest(key))},
+                            by)
         return key
 
     def key_table(self, key: str) -> tuple[str, str] | None:
@@ -303,7 +310,8 @@ class Auth:
                             expires.isoformat()))
         self.journal.append("token_issued", SYSTEM, None,
                             {"user": name, "token_id": token_id,
-                             "expires_at": expires.isoformat()}, by)
+                             "expires_at": expires.isoformat(),
+                             "credential": credential_digest(_digest(token))}, by)
         return token
 
     def token_session(self, token: str) -> Session | None:

@@ -147,6 +147,29 @@ def separator(path: Path) -> str:
         return separator_in(fh.read(8192))
 
 
+#: The most columns a CSV header may name, and the longest header line. Card-level exports
+#: have a few dozen; reading a million-column header took polars about a minute and the
+#: hints for its unread columns hours (a 9 MB file held a batch job).
+MAX_COLUMNS = 1_000
+MAX_HEADER_BYTES = 1 << 20
+
+
+def check_header(path: Path) -> None:
+    """Refuse, before anything reads it, a CSV whose header names more than
+    :data:`MAX_COLUMNS` columns or runs past :data:`MAX_HEADER_BYTES` without a line end."""
+    with path.open("rb") as fh:
+        head = fh.read(MAX_HEADER_BYTES + 1)
+    ends = [i for i in (head.find(b"\n"), head.find(b"\r")) if i >= 0]
+    if not ends and len(head) > MAX_HEADER_BYTES:
+        raise InputError(f"{path}: its header line is longer than {MAX_HEADER_BYTES:,} bytes; "
+                         "is it a CSV file?")
+    line = head[:min(ends)] if ends else head
+    width = line.count(separator_in(line[:8192] or b",").encode()) + 1
+    if width > MAX_COLUMNS:
+        raise InputError(f"{path}: its header names {width:,} columns; at most "
+                         f"{MAX_COLUMNS:,} are read")
+
+
 def separator_in(head: bytes) -> str:
     """:func:`separator` from the file's first 8 KiB, already read."""
     text = head[:8192].decode("utf-8", errors="replace")
@@ -314,6 +337,24 @@ def _hand_shape(text: str) -> tuple[bool, int] | None:
     return suited, len(tokens)
 
 
+_POLARS_ADVICE = re.compile(r"\s*(The current offset in the file is (\d+) bytes\.)|"
+                            r"You might want to try:.*?(?=Original error)", re.DOTALL)
+
+
+def not_csv(path: Path, exc: Exception) -> str:
+    """One line for a file polars could not read as CSV: what it found and where (the
+    byte offset), without its advice on its own parameters (``ignore_errors``,
+    ``infer_schema_length``: nothing a `roads` user can set), control characters escaped."""
+    text = str(exc)
+    offset = re.search(r"The current offset in the file is (\d+) bytes", text)
+    parts = [" ".join(line.strip() for line in part.splitlines() if line.strip())
+             for part in _POLARS_ADVICE.sub("\n\n", text).replace("```", "").split("\n\n")]
+    words = "; ".join(dict.fromkeys(p for p in parts if p))
+    where = f" (near byte {int(offset.group(1)):,})" if offset else ""
+    return f"{path}: cannot be read as CSV{where}: " + \
+        words.encode("unicode_escape").decode("ascii")
+
+
 def _read_text_csv(path: Path, rows: int | None = None) -> pl.DataFrame:
     """Every field as text, as written (ragged lines truncated, bad UTF-8 replaced); the
     first ``rows`` data rows only, if given."""
@@ -321,7 +362,7 @@ def _read_text_csv(path: Path, rows: int | None = None) -> pl.DataFrame:
         return pl.read_csv(path, separator=separator(path), infer_schema=False, quote_char='"',
                            encoding="utf8-lossy", truncate_ragged_lines=True, n_rows=rows)
     except pl.exceptions.PolarsError as exc:
-        raise InputError(f"{path}: cannot be read as CSV: {exc}") from None
+        raise InputError(not_csv(path, exc)) from None
 
 
 def read_csv(path: Path, options: ReadOptions) -> pl.DataFrame:
@@ -350,7 +391,7 @@ def _csv_batches(path: Path, options: ReadOptions, rows: int) -> Iterator[pl.Dat
                             *[pl.col(c).alias(t) for c, t in rename.items()])
         yield from query.collect_batches(chunk_size=rows, maintain_order=True)
     except pl.exceptions.PolarsError as exc:
-        raise InputError(f"{path}: cannot be read as CSV: {exc}") from None
+        raise InputError(not_csv(path, exc)) from None
 
 
 def raw_rows(path: Path, rows: list[int]) -> dict[int, str]:
@@ -363,7 +404,7 @@ def raw_rows(path: Path, rows: list[int]) -> dict[int, str]:
         encoded = picked.select("_row", pl.struct(names).struct.json_encode().alias("raw")
                                 ).collect()
     except pl.exceptions.PolarsError as exc:
-        raise InputError(f"{path}: cannot be read as CSV: {exc}") from None
+        raise InputError(not_csv(path, exc)) from None
     return {int(r): str(j) for r, j in encoded.iter_rows()}
 
 

@@ -41,7 +41,14 @@ from roads.files import publish, publish_text, sha256
 from roads.ingest.chunks import Spill, chunked, remove_spill, spill_file
 from roads.ingest.chunks import sweep as sweep_spills
 from roads.ingest.fastcsv import parse_csv, read_bytes
-from roads.ingest.readers import ReadOptions, columns_of, detect_format, raw_rows, read
+from roads.ingest.readers import (
+    ReadOptions,
+    check_header,
+    columns_of,
+    detect_format,
+    raw_rows,
+    read,
+)
 from roads.ingest.validate import QUARANTINE_SCHEMA, Parsed, check, parse_staged
 from roads.rules import RuleSet
 from roads.schema import CONTENT, COUP_KEY, COUPS, SHOE_KEY, SHOES, conform, same_content
@@ -334,6 +341,8 @@ def ingest(paths: list[Path], store: Store, options: ReadOptions, rules: RuleSet
         try:
             for number, path in enumerate(paths):
                 fmt = options.format if options.format != "auto" else detect_format(path)
+                if fmt == "csv":
+                    check_header(path)
                 spill = Spill(store.root, run_id, number, path) if chunked(path, fmt) else None
                 with ThreadPoolExecutor(max_workers=1) as hasher:
                     if spill is not None:

@@ -10,6 +10,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the names as the type checker sees them
+    from roads.store.accounts import credential_digest
     from roads.store.catalog import StagedRows
     from roads.store.corrections import MARK, apply_corrections
     from roads.store.journal import SYSTEM, Event, Journal, JournalError
@@ -34,6 +35,7 @@ if TYPE_CHECKING:  # the names as the type checker sees them
     )
 
 _WHERE = {
+    "credential_digest": "roads.store.accounts",
     "StagedRows": "roads.store.catalog",
     "MARK": "roads.store.corrections",
     "apply_corrections": "roads.store.corrections",
@@ -79,6 +81,7 @@ __all__ = [
     "apply_corrections",
     "coup_row",
     "coups_frame",
+    "credential_digest",
     "outcome_columns",
     "shoe_frames",
     "statistics_columns",

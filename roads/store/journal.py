@@ -223,7 +223,7 @@ class EventFilter:
         if self.start is not None:  # times are ISO text in UTC: text order is time order
             parts.append("at >= ?")
             args.append(self.start.isoformat())
-        if self.end is not None:
+        if self.end is not None and self.end < date.max:  # nothing is after the last day
             parts.append("at < ?")
             args.append((self.end + timedelta(days=1)).isoformat())
         return " AND ".join(parts), args

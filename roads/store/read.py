@@ -109,7 +109,8 @@ class Selection:
             return True
         if self.end is not None and day > self.end:
             return False
-        return not (self.start is not None and day < self.start - timedelta(days=1))
+        return not (self.start is not None and self.start > date.min
+                    and day < self.start - timedelta(days=1))
 
 
 ALL = Selection()
@@ -485,7 +486,7 @@ class Reader:
             if start is not None:  # ISO text compares as time: a range on the index
                 where.append("started_at >= ?")
                 args.append(start.isoformat())
-            if end is not None:
+            if end is not None and end < date.max:  # nothing begins after the last day
                 where.append("started_at < ?")
                 args.append((end + timedelta(days=1)).isoformat())
             clause = " AND ".join(where)

@@ -13,6 +13,9 @@ Checks, each reported by kind with the first (and every) place it occurs:
   shoe that is also a live shoe of the journal;
 - ``differs from journal``: a sealed shoe whose journaled file content is not what its
   ``coup_entered`` events say;
+- ``accounts``: a user, API key or personal token in ``auth.sqlite`` whose role, table,
+  expiry or revoked / disabled flag is not what the journal's account events made it, or
+  that no event made (:mod:`roads.store.accounts`);
 - ``unreadable`` (with ``deep``): a file that does not decode, or whose rows no longer give
   the content digest it was journaled with.
 
@@ -37,7 +40,7 @@ import pyarrow.parquet as pq
 
 from roads.arrow_arrays import integers
 from roads.schema import COUPS, conform
-from roads.store import catalog, checkpoint
+from roads.store import accounts, catalog, checkpoint
 from roads.store.catalog import KEYS, FileEntry
 from roads.store.digest import combine_leaves, coups_digest, leaf, shoe_digests, table_digest
 from roads.store.journal import FILE_KINDS, Event
@@ -48,7 +51,7 @@ if TYPE_CHECKING:
     from roads.store.store import Store
 
 KINDS = ("chain", "checkpoint", "catalogue", "missing", "altered", "not accounted for",
-         "held twice", "differs from journal", "unreadable")
+         "held twice", "differs from journal", "accounts", "unreadable")
 
 
 @dataclass
@@ -172,6 +175,9 @@ def cheap_problems(store: Store) -> list[dict[str, str]]:
     _unaccounted(store, entries, report,
                  _removed(store.journal.of_kinds(("store_compacted", "data_purged"))))
     _checkpoints(store, report)
+    for where, detail in accounts.disagreements(store.root,
+                                                store.journal.of_kinds(accounts.KINDS)):
+        report.add("accounts", where, detail)
     return report.problems
 
 
@@ -211,6 +217,9 @@ def verify(store: Store, deep: bool = False,
             report.add("chain", f"event {chain.first_bad_seq}", chain.reason or "chain broken")
         _checkpoints(store, report)
         _attachments(store, report)
+        for where, detail in accounts.disagreements(store.root,
+                                                    journal.of_kinds(accounts.KINDS)):
+            report.add("accounts", where, detail)
         file_events = journal.of_kinds(FILE_KINDS)
         replayed = catalog.replay(file_events)
         derived = {e.path: e for e in listed_files}

@@ -1,0 +1,118 @@
+"""The accounts in ``auth.sqlite`` against the journal's account events.
+
+Who may approve a correction, which table a key may deal into and whether a key or token
+still works live in ``auth.sqlite``, beside the journal but outside its chain: one changed
+byte there (a viewer's role set to ``supervisor``, a revoked key's flag cleared, a user
+inserted) changes what the server lets people do. Every such row is made by an action the
+journal records (``user_added``, ``user_changed``, ``api_key_issued`` / ``_revoked``,
+``token_issued`` / ``_revoked``), so replaying those events gives what the rows must say;
+``roads store verify`` names every row that says otherwise. The events also carry a digest
+of each stored credential (:func:`credential_digest`: of a password's salt and scrypt hash,
+of a key's or token's SHA-256), so a password hash copied from one user to another, or a
+key's hash replaced by one whose secret the forger holds, is named too (events written
+before the digests were journaled carry none, and those rows are checked without them).
+Sessions are not replayed (a login's session token is never journaled) and neither are the
+login limiter's counters.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from roads.store.journal import Event
+
+FILE = "auth.sqlite"
+KINDS = ("user_added", "user_changed", "api_key_issued", "api_key_revoked", "token_issued",
+         "token_revoked")
+
+#: table -> (its id column, the columns the journal decides, the credential's columns)
+_ROWS = {"users": ("name", ("role", "disabled"), "salt, hash"),
+         "api_keys": ("key_id", ("table_id", "revoked"), "key_hash"),
+         "tokens": ("token_id", ("name", "expires_at", "revoked"), "token_hash")}
+
+
+def credential_digest(*parts: bytes | str) -> str:
+    """What the journal records of a stored credential: a SHA-256 of its stored form (a
+    password's salt and scrypt hash; a key's or token's own SHA-256), from which neither
+    the password nor the secret can be recovered (the salt is not journaled)."""
+    return hashlib.sha256(b"".join(p.encode() if isinstance(p, str) else p
+                                   for p in parts)).hexdigest()
+
+
+def expected(events: Iterable[Event]) -> dict[str, dict[str, dict[str, Any]]]:
+    """The rows the account events leave, by table and id."""
+    rows: dict[str, dict[str, dict[str, Any]]] = {t: {} for t in _ROWS}
+    users, keys, tokens = rows["users"], rows["api_keys"], rows["tokens"]
+    for e in events:
+        p = e.payload
+        if e.kind == "user_added":
+            users[p["user"]] = {"role": p["role"], "disabled": 0,
+                                "credential": p.get("credential")}
+        elif e.kind == "user_changed" and p.get("user") in users:
+            if p.get("change") == "disabled":
+                users[p["user"]]["disabled"] = 1
+                for token in tokens.values():  # disabling revokes the user's tokens
+                    if token["name"] == p["user"]:
+                        token["revoked"] = 1
+            elif p.get("change") == "enabled":
+                users[p["user"]]["disabled"] = 0
+            elif p.get("change") == "password":
+                users[p["user"]]["credential"] = p.get("credential")
+        elif e.kind == "api_key_issued":
+            keys[p["key_id"]] = {"table_id": e.table_id, "revoked": 0,
+                                 "credential": p.get("credential")}
+        elif e.kind == "api_key_revoked" and p.get("key_id") in keys:
+            keys[p["key_id"]]["revoked"] = 1
+        elif e.kind == "token_issued":
+            tokens[p["token_id"]] = {"name": p["user"], "expires_at": p["expires_at"],
+                                     "revoked": 0, "credential": p.get("credential")}
+        elif e.kind == "token_revoked" and p.get("token_id") in tokens:
+            tokens[p["token_id"]]["revoked"] = 1
+    return rows
+
+
+def disagreements(root: Path, events: Iterable[Event]) -> list[tuple[str, str]]:
+    """``(where, detail)`` for every account row that is not what the journal made it (a
+    store without ``auth.sqlite`` has no accounts, and then the events must make none)."""
+    want = expected(events)
+    path = root / FILE
+    found: dict[str, dict[str, dict[str, Any]]] = {t: {} for t in _ROWS}
+    if path.is_file():
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            for table, (key, columns, secret) in _ROWS.items():
+                for row in db.execute(f"SELECT {key}, {', '.join(columns)}, {secret} "
+                                      f"FROM {table}"):
+                    found[table][row[0]] = {
+                        **dict(zip(columns, row[1:len(columns) + 1], strict=True)),
+                        "credential": credential_digest(*row[len(columns) + 1:])}
+        except sqlite3.DatabaseError as exc:
+            return [(FILE, f"does not read as the account database: {exc}")]
+        finally:
+            db.close()
+    problems = []
+    for table, (key, _, _) in _ROWS.items():
+        mine, theirs = found[table], want[table]
+        for ident in sorted(set(mine) | set(theirs), key=str):
+            where = f"{FILE} {table} {key}={ident}"
+            if ident not in theirs:
+                problems.append((where, "no journal event made this row"))
+            elif ident not in mine:
+                problems.append((where, "the journal made this row but it is not there"))
+            else:
+                changed = [f"{c} is {mine[ident][c]!r}, the journal says {v!r}"
+                           for c, v in theirs[ident].items()
+                           if c != "credential" and mine[ident][c] != v]
+                if theirs[ident]["credential"] not in (None, mine[ident]["credential"]):
+                    changed.append("its stored credential (password hash, key or token) is "
+                                   "not the one the journal recorded")
+                if changed:
+                    problems.append((where, ", ".join(changed)))
+    return problems
+
+
+__all__ = ["FILE", "KINDS", "credential_digest", "disagreements", "expected"]
