@@ -17,6 +17,8 @@ from roads.arrow_arrays import large_lists, large_strings, numeric
 from roads.cards import CARD_CODES
 from roads.engine import NO_CARD, DealtBatch
 from roads.schema import ENTRY_METHODS, SOURCES, arrow_schema
+from roads.store import Content
+from roads.store.digest import RECORD, combine, record_digests
 from roads.tableau import OUTCOMES
 
 if TYPE_CHECKING:
@@ -108,18 +110,61 @@ def batch_tables(sim: Simulation, first: int, batch: DealtBatch) -> tuple[pa.Tab
 
 def batch_frames(sim: Simulation, first: int, batch: DealtBatch
                  ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """:func:`batch_tables` as polars frames (what the part writers take). The two id
-    columns are gathered by polars from the batch's few names instead: its strings of up to
-    twelve bytes live inside their views, so no buffer of a name per coup is built in Arrow
-    and converted again (a fifth of a batch's conversion)."""
-    layout = _Layout(sim, first, batch)
-    rest = pl.from_arrow(pa.Table.from_arrays(layout.coup_columns(), schema=_COUP_FIELDS))
-    shoes = pl.from_arrow(layout.shoes())
-    assert isinstance(rest, pl.DataFrame) and isinstance(shoes, pl.DataFrame)
-    ids = pl.DataFrame([
-        pl.Series("table_id", layout.table_names).gather(layout.table_of[layout.shoe_of_coup]),
-        pl.Series("shoe_id", layout.shoe_names).gather(layout.shoe_of_coup)])
-    return pl.concat([ids, rest], how="horizontal"), shoes
+    """:func:`batch_tables` as polars frames (what the part writers take)."""
+    files = EngineFiles(sim, first, batch)
+    return files.coups, files.shoes
+
+
+class EngineFiles:
+    """One dealt batch as the frames of its coups and shoes files, and the content of its
+    coups file made from the batch's own buffers.
+
+    The two id columns are gathered by polars from the batch's few names: its strings of up
+    to twelve bytes live inside their views, so no buffer of a name per coup is built in
+    Arrow and converted again (a fifth of a batch's conversion)."""
+
+    def __init__(self, sim: Simulation, first: int, batch: DealtBatch) -> None:
+        layout = self._layout = _Layout(sim, first, batch)
+        rest = pl.from_arrow(pa.Table.from_arrays(layout.coup_columns(), schema=_COUP_FIELDS))
+        shoes = pl.from_arrow(layout.shoes())
+        assert isinstance(rest, pl.DataFrame) and isinstance(shoes, pl.DataFrame)
+        ids = pl.DataFrame([
+            pl.Series("table_id", layout.table_names).gather(
+                layout.table_of[layout.shoe_of_coup]),
+            pl.Series("shoe_id", layout.shoe_names).gather(layout.shoe_of_coup)])
+        self.coups = pl.concat([ids, rest], how="horizontal")
+        self.shoes = shoes
+
+    def coups_content(self) -> Content:
+        """The coups file's content digest and shoe keys, hashed from the kernel's buffers
+        (the digest of :mod:`roads.store.digest` made of its frame took ~20 polars passes,
+        a quarter of a batch's CPU; ``tests/test_simulate.py`` holds the two equal)."""
+        layout = self._layout
+        batch, n = layout.batch, len(layout.batch.result)
+        res, cards = batch.result, batch.cards
+        rec = np.zeros(n, dtype=RECORD)
+        rec["coup"] = layout.coup_no
+        rec["outcome"] = res[:, 2]
+        rec["player"] = cards[:, 0:3]  # NO_CARD (255) is the digest's empty slot, and the
+        rec["banker"] = cards[:, 3:6]  # kernel leaves it only after the cards dealt
+        rec["player_total"] = res[:, 0]
+        rec["banker_total"] = res[:, 1]
+        rec["natural"] = res[:, 3]
+        rec["player_pair"] = res[:, 4]
+        rec["banker_pair"] = res[:, 5]
+        rec["dealt_at"] = layout.dealt
+        rec["source"] = _ENGINE
+        rec["entry"] = _ENGINE_ENTRY
+        who = layout.sim.entered_by.encode()
+        rec["entered_by_bytes"] = len(who)
+        cuts = np.r_[0, np.cumsum(layout.counts)]
+        ends = (layout.counts * len(who)).tolist()  # every coup's text is the same
+        tables = [layout.table_names[t] for t in layout.table_of]
+        digests = record_digests(rec, cuts, tables, layout.shoe_names,
+                                 who * int(layout.counts.max(initial=0)), [0] * len(ends),
+                                 ends)
+        keys = pl.DataFrame({"table_id": tables, "shoe_id": layout.shoe_names})
+        return Content(combine(keys.with_columns(pl.Series("digest", digests))), keys)
 
 
 #: The coups fields after the two ids, as :func:`batch_frames` builds them in Arrow.
