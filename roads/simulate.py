@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 import polars as pl
 
 from roads.engine import DealtBatch, deal_batch, shoe_seeds
-from roads.ingest.engine_batches import batch_frames
+from roads.ingest.engine_batches import EngineFiles
 from roads.rules import RuleSet
 from roads.store import Part, Store, Written
 
@@ -82,18 +82,25 @@ def write_simulation(
         store.sweep(("engine",))
         with ThreadPoolExecutor(max_workers=2) as pool:
             for first, batch in sim.batches():
-                coups, shoes = batch_frames(sim, first, batch)
+                files = EngineFiles(sim, first, batch)
                 while len(pending) >= 2:
                     written += store.stage(staged, pending.pop(0).result())
                 count = len(batch.seeds)
-                parts = [sim.part(t, first, count, data)
-                         for t, data in (("coups", coups), ("shoes", shoes))]
-                pending.append(pool.submit(store.write_parts, parts, "engine", False))
-                total += coups.height
+                pending.append(pool.submit(_write, store, sim, first, count, files))
+                total += files.coups.height
                 if progress is not None:
-                    progress(count, coups.height)
+                    progress(count, files.coups.height)
             for job in pending:
                 written += store.stage(staged, job.result())
         store.commit("files_published", written, {"run": sim.metadata(), "coups": total},
                      actor, staged=staged)
     return [w.entry.path for w in written], total
+
+
+def _write(store: Store, sim: Simulation, first: int, count: int, files: EngineFiles
+           ) -> list[Written]:
+    """One batch's two part files, written unsynced; the coups file's content is hashed
+    from the batch's buffers here, on the writer thread (the shoes file's, by the store)."""
+    parts = [sim.part(t, first, count, data)
+             for t, data in (("coups", files.coups), ("shoes", files.shoes))]
+    return store.write_parts(parts, "engine", False, [files.coups_content(), None])

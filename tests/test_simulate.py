@@ -134,3 +134,24 @@ def test_batch_frames_are_the_batch_tables(tables: int, prefix: str) -> None:
     assert coups.equals(pl.DataFrame(pl.from_arrow(arrow_coups)))
     assert shoes.equals(pl.DataFrame(pl.from_arrow(arrow_shoes)))
     assert coups["shoe_id"].n_unique() == 30 and coups["table_id"].n_unique() == tables
+
+
+@pytest.mark.parametrize("tables, prefix, rules", [
+    (3, "SIM", "standard-8"), (1, "桌", "standard-6"), (12, "a-much-longer-prefix", "standard-8")])
+def test_the_engine_content_is_the_digest_of_its_frame(tables: int, prefix: str,
+                                                         rules: str) -> None:
+    """The coups file's content hashed from the kernel's buffers is the digest the store
+    makes of the frame it writes (docs/store.md's definition, held by tests/store), and
+    names the same shoes."""
+    from roads.engine import deal_batch, shoe_seeds
+    from roads.ingest.engine_batches import EngineFiles
+    from roads.store.digest import coups_digest
+
+    sim = Simulation(get_rules(rules), shoes=400, seed=11, tables=tables, table_prefix=prefix)
+    files = EngineFiles(sim, 37, deal_batch(sim.rules, shoe_seeds(sim.seed, 37, 300)))
+    content = files.coups_content()
+    assert content.digest == coups_digest(files.coups)
+    assert content.index is None
+    assert content.shoes.equals(files.coups.select("table_id", "shoe_id").unique(
+        maintain_order=True))
+    assert content.shoes.height == 300

@@ -16,7 +16,9 @@ import pyarrow as pa
 from roads.arrow_arrays import large_lists, large_strings, numeric
 from roads.cards import CARD_CODES
 from roads.engine import NO_CARD, DealtBatch
-from roads.schema import ENTRY_METHODS, SOURCES, arrow_schema
+from roads.schema import COUPS, ENTRY_METHODS, SOURCES, arrow_schema
+from roads.store import Content
+from roads.store.digest import RECORD, combine, record_digests
 from roads.tableau import OUTCOMES
 
 if TYPE_CHECKING:
@@ -108,22 +110,89 @@ def batch_tables(sim: Simulation, first: int, batch: DealtBatch) -> tuple[pa.Tab
 
 def batch_frames(sim: Simulation, first: int, batch: DealtBatch
                  ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """:func:`batch_tables` as polars frames (what the part writers take). The two id
-    columns are gathered by polars from the batch's few names instead: its strings of up to
-    twelve bytes live inside their views, so no buffer of a name per coup is built in Arrow
-    and converted again (a fifth of a batch's conversion)."""
-    layout = _Layout(sim, first, batch)
-    rest = pl.from_arrow(pa.Table.from_arrays(layout.coup_columns(), schema=_COUP_FIELDS))
-    shoes = pl.from_arrow(layout.shoes())
-    assert isinstance(rest, pl.DataFrame) and isinstance(shoes, pl.DataFrame)
-    ids = pl.DataFrame([
-        pl.Series("table_id", layout.table_names).gather(layout.table_of[layout.shoe_of_coup]),
-        pl.Series("shoe_id", layout.shoe_names).gather(layout.shoe_of_coup)])
-    return pl.concat([ids, rest], how="horizontal"), shoes
+    """:func:`batch_tables` as polars frames (what the part writers take)."""
+    files = EngineFiles(sim, first, batch)
+    return files.coups, files.shoes
+
+
+class EngineFiles:
+    """One dealt batch as the frames of its coups and shoes files, and the content of its
+    coups file made from the batch's own buffers.
+
+    The two id columns are gathered by polars from the batch's few names: its strings of up
+    to twelve bytes live inside their views, so no buffer of a name per coup is built in
+    Arrow and converted again (a fifth of a batch's conversion)."""
+
+    def __init__(self, sim: Simulation, first: int, batch: DealtBatch) -> None:
+        layout = self._layout = _Layout(sim, first, batch)
+        rest = pl.from_arrow(pa.Table.from_arrays(layout.varying_columns(),
+                                                  schema=_VARYING_FIELDS))
+        shoes = pl.from_arrow(layout.shoes())
+        assert isinstance(rest, pl.DataFrame) and isinstance(shoes, pl.DataFrame)
+        ids = pl.DataFrame([
+            pl.Series("table_id", layout.table_names).gather(
+                layout.table_of[layout.shoe_of_coup]),
+            pl.Series("shoe_id", layout.shoe_names).gather(layout.shoe_of_coup)])
+        n = rest.height  # the run's constants, repeated by polars (no Arrow column built)
+        same = pl.select(*(pl.repeat(pl.lit(value, dtype=COUPS[name]), n).alias(name)
+                           for name, value in (("source", "engine"), ("entry", "engine"),
+                                               ("entered_by", sim.entered_by))))
+        self.coups = pl.concat([ids, rest, same], how="horizontal")
+        self.shoes = shoes
+
+    def coups_content(self) -> Content:
+        """The coups file's content digest and shoe keys, hashed from the kernel's buffers
+        (the digest of :mod:`roads.store.digest` made of its frame took ~20 polars passes,
+        a quarter of a batch's CPU; ``tests/test_simulate.py`` holds the two equal)."""
+        layout = self._layout
+        batch, n = layout.batch, len(layout.batch.result)
+        rec = np.empty(n, dtype=RECORD)
+        who = layout.sim.entered_by.encode()
+        _fill_records(rec.view(np.uint8).reshape(n, RECORD.itemsize), layout.coup_no,
+                      batch.result, batch.cards, layout.dealt, _ENGINE, _ENGINE_ENTRY, len(who))
+        cuts = np.r_[0, np.cumsum(layout.counts)]
+        ends = (layout.counts * len(who)).tolist()  # every coup's text is the same
+        tables = [layout.table_names[t] for t in layout.table_of]
+        digests = record_digests(rec, cuts, tables, layout.shoe_names,
+                                 who * int(layout.counts.max(initial=0)), [0] * len(ends),
+                                 ends)
+        keys = pl.DataFrame({"table_id": tables, "shoe_id": layout.shoe_names})
+        return Content(combine(keys.with_columns(pl.Series("digest", digests))), keys)
+
+
+@nb.njit(cache=True, nogil=True)
+def _fill_records(out: np.ndarray, coup: np.ndarray, result: np.ndarray, cards: np.ndarray,
+                  dealt: np.ndarray, source: int, entry: int, text_bytes: int) -> None:
+    """The digest's 32-byte little-endian records (:data:`roads.store.digest.RECORD`) of
+    dealt coups, in one pass (numpy's field by field assignment was strided, 13 times).
+    The kernel's NO_CARD (255) is the digest's empty slot, and it leaves one only after
+    the cards dealt; no value is null."""
+    for i in range(out.shape[0]):
+        c = coup[i]
+        for b in range(4):
+            out[i, b] = (c >> (8 * b)) & 0xFF
+        out[i, 4] = result[i, 2]
+        for j in range(6):
+            out[i, 5 + j] = cards[i, j]
+        out[i, 11] = result[i, 0] & 0xFF
+        out[i, 12] = result[i, 1] & 0xFF
+        for j in range(3):
+            out[i, 13 + j] = result[i, 3 + j]
+        t = dealt[i]
+        for b in range(8):
+            out[i, 16 + b] = (t >> (8 * b)) & 0xFF
+        out[i, 24] = source
+        out[i, 25] = entry
+        for b in range(4):
+            out[i, 26 + b] = (text_bytes >> (8 * b)) & 0xFF
+        out[i, 30] = 0
+        out[i, 31] = 0
 
 
 #: The coups fields after the two ids, as :func:`batch_frames` builds them in Arrow.
 _COUP_FIELDS = pa.schema(list(arrow_schema("coups"))[2:])
+#: Those that vary from coup to coup (all but source, entry and entered_by, the last three).
+_VARYING_FIELDS = pa.schema(list(_COUP_FIELDS)[:-3])
 
 
 class _Layout:
@@ -150,8 +219,19 @@ class _Layout:
 
     def coup_columns(self) -> list[pa.Array]:
         """Every coups column after ``table_id`` and ``shoe_id``, in schema order."""
+        n = len(self.batch.result)
+        return [
+            *self.varying_columns(),
+            _dictionary(np.full(n, _ENGINE, dtype=np.uint8), _SOURCE_DICT),
+            _dictionary(np.full(n, _ENGINE_ENTRY, dtype=np.uint8), _ENTRY_DICT),
+            pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.uint8)),
+                                           pa.array([self.sim.entered_by], pa.large_string())
+                                           ).cast(pa.large_string()),
+        ]
+
+    def varying_columns(self) -> list[pa.Array]:
+        """:meth:`coup_columns` but the run's three constants (source, entry, entered_by)."""
         res = self.batch.result
-        n = len(res)
         return [
             pa.array(self.coup_no),
             _dictionary(res[:, 2].astype(np.uint8), _OUTCOME_DICT),
@@ -163,11 +243,6 @@ class _Layout:
             pa.array(res[:, 4].astype(np.bool_)),
             pa.array(res[:, 5].astype(np.bool_)),
             pa.array(self.dealt, _TIMES),
-            _dictionary(np.full(n, _ENGINE, dtype=np.uint8), _SOURCE_DICT),
-            _dictionary(np.full(n, _ENGINE_ENTRY, dtype=np.uint8), _ENTRY_DICT),
-            pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.uint8)),
-                                           pa.array([self.sim.entered_by], pa.large_string())
-                                           ).cast(pa.large_string()),
         ]
 
     def shoes(self) -> pa.Table:

@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # the names as the type checker sees them
     from roads.store.catalog import StagedRows
     from roads.store.corrections import MARK, apply_corrections
     from roads.store.journal import SYSTEM, Event, Journal, JournalError
-    from roads.store.journaled import coup_row, coups_frame, shoe_frames
+    from roads.store.journaled import Content, coup_row, coups_frame, shoe_frames
     from roads.store.layout import TEMPORARY_PREFIX
     from roads.store.read import (
         ALL,
@@ -43,6 +43,7 @@ _WHERE = {
     "Event": "roads.store.journal",
     "Journal": "roads.store.journal",
     "JournalError": "roads.store.journal",
+    "Content": "roads.store.journaled",
     "coup_row": "roads.store.journaled",
     "coups_frame": "roads.store.journaled",
     "shoe_frames": "roads.store.journaled",
@@ -66,6 +67,7 @@ __all__ = [
     "MARK",
     "SYSTEM",
     "TEMPORARY_PREFIX",
+    "Content",
     "Event",
     "Journal",
     "JournalError",

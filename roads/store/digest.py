@@ -190,27 +190,37 @@ DIGEST_ROWS = 262_144
 
 def _digest_shoes(frame: pl.DataFrame, fields: pl.DataFrame, tables: list[str],
                   shoes: list[str], cuts: np.ndarray) -> list[str]:
-    """The digests of whole shoes whose rows ``cuts`` delimits (``frame`` holds them).
-
-    Each shoe's three pieces (its header, its records, its texts) are slices of three
-    buffers, so a shoe costs three calls into hashlib and no Python bytes of its own."""
+    """The digests of whole shoes whose rows ``cuts`` delimits (``frame`` holds them)."""
     rec, who = coup_records(frame, fields)
-    raw = memoryview(rec.view(np.uint8).data)
-    text = memoryview(who.fill_null("").str.join("").item().encode()
-                      if who.null_count() < len(who) else b"")
+    text = who.fill_null("").str.join("").item().encode() if who.null_count() < len(who) \
+        else b""
     lengths = fields["entered_by_bytes"].to_numpy().astype(np.int64)
     lengths[lengths == NULL_TEXT] = 0
     text_ends = np.r_[0, np.cumsum(lengths)][cuts].tolist()
+    return record_digests(rec, cuts, tables, shoes, text, text_ends[:-1], text_ends[1:])
+
+
+def record_digests(records: np.ndarray, cuts: np.ndarray, tables: list[str],
+                   shoes: list[str], text: bytes, text_starts: list[int],
+                   text_ends: list[int]) -> list[str]:
+    """Shoe digests from their coups' fixed-width :data:`RECORD` s (shoe ``i``: records
+    ``cuts[i]:cuts[i + 1]``) and ``entered_by`` texts (``text[text_starts[i]:
+    text_ends[i]]``): what an engine batch, which holds its coups as numpy buffers, hashes
+    without a polars pass.
+
+    Each shoe's three pieces (its header, its records, its texts) are slices of three
+    buffers, so a shoe costs three calls into hashlib and no Python bytes of its own."""
+    raw = memoryview(records.view(np.uint8).data)
+    texts = memoryview(text)
     head, head_ends = _joined([f"{t}\0{s}\0" for t, s in zip(tables, shoes, strict=True)])
-    size = RECORD.itemsize
-    bounds = (cuts * size).tolist()
+    bounds = (np.asarray(cuts, dtype=np.int64) * RECORD.itemsize).tolist()
     sha = hashlib.sha256
     digests = []
     for i in range(len(tables)):
         h = sha(COUPS_TAG)
         h.update(head[head_ends[i]: head_ends[i + 1]])
         h.update(raw[bounds[i]: bounds[i + 1]])
-        h.update(text[text_ends[i]: text_ends[i + 1]])
+        h.update(texts[text_starts[i]: text_ends[i]])
         digests.append(h.hexdigest())
     return digests
 

@@ -261,16 +261,18 @@ class Store:
         return [Written(w.entry, durable=w.durable) for w in written]
 
     def write_parts(self, parts: Sequence[Part], source: str, durable: bool = True,
-                    contents: Sequence[Content] | None = None) -> list[Written]:
+                    contents: Sequence[Content | None] | None = None) -> list[Written]:
         """Write part files side by side (each whole or absent); nothing is journaled yet.
-        ``durable``, ``contents`` (one per part): see :func:`write_part`."""
+        ``durable``, ``contents`` (one per part, None where the writer makes it): see
+        :func:`write_part`."""
         if len(parts) == 1:
             return [write_part(self.root, parts[0], source, durable,
                                contents[0] if contents else None)]
         return [f.result() for f in self.start_parts(parts, source, durable, contents)]
 
     def start_parts(self, parts: Sequence[Part], source: str, durable: bool = True,
-                    contents: Sequence[Content] | None = None) -> list[Future[Written]]:
+                    contents: Sequence[Content | None] | None = None
+                    ) -> list[Future[Written]]:
         """:meth:`write_parts` in the background: the caller goes on (an ingest checks its
         next bucket while this one's files are encoded and digested). ``durable``,
         ``contents``: see :func:`write_part`."""
