@@ -804,10 +804,14 @@ def store_info_cmd(store: Path, as_json: bool) -> None:
               show_default=True, help="Store directory.")
 @click.option("--deep", is_flag=True, help="Also decode every row and recompute each file's "
                                            "content digest.")
+@click.option("--anchor", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="A copy of checkpoints kept off this machine (a bundle's "
+                   "checkpoints.jsonl, a WORM copy): the journal must still hold each.")
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @input_errors
-def store_verify_cmd(store: Path, deep: bool, as_json: bool, quiet: bool) -> None:
+def store_verify_cmd(store: Path, deep: bool, anchor: Path | None, as_json: bool,
+                     quiet: bool) -> None:
     """Re-read every stored file and the journal: files missing, altered or not accounted
     for, shoes held twice, sealed shoes that differ from their journal events, chain breaks
     and checkpoints that no longer hold. Exit 0 when all holds, 1 naming the first problem
@@ -816,12 +820,12 @@ def store_verify_cmd(store: Path, deep: bool, as_json: bool, quiet: bool) -> Non
 
     s = open_store(store)
     if quiet or as_json:  # no bar: tqdm's import alone is a tenth of a second
-        report = verify(s, deep=deep)
+        report = verify(s, deep=deep, anchor=anchor)
     else:
         from tqdm import tqdm
 
         with tqdm(unit="coup", unit_scale=True, file=sys.stderr, desc="verifying") as bar:
-            report = verify(s, deep=deep, progress=bar.update)
+            report = verify(s, deep=deep, progress=bar.update, anchor=anchor)
     if as_json:
         _emit_json(report.to_json())
     elif report.ok:

@@ -452,6 +452,12 @@ class Journal:
             (*kinds, since)).fetchall()
         return [_event(r) for r in rows]
 
+    def count_after(self, kinds: Sequence[str], since: int) -> int:
+        """How many events of ``kinds`` come after ``since`` (indexed: kind, seq)."""
+        return sum(self._db().execute(
+            "SELECT count(*) FROM events WHERE kind = ? AND seq > ?", (kind, since)
+        ).fetchone()[0] for kind in kinds)
+
     def stream(self, since: int = 0, until: int | None = None, batch: int = 10_000
                ) -> Iterator[Event]:
         """Events after ``since`` (up to ``until``) in order, fetched ``batch`` at a time from

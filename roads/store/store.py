@@ -48,8 +48,17 @@ from roads.files import fsync_dir, publish_text, sync_all, temporary_name
 from roads.schema import SCHEMA_VERSION, SHOE_KEY, conform, provenance, shoe_runs
 from roads.store import catalog, checkpoint
 from roads.store.catalog import INDEX_SCHEMA, KEYS, UNDATED, FileEntry
+from roads.store.checkpoint import Checkpoint
 from roads.store.digest import combine, shoe_digests, shoes_digest
-from roads.store.journal import SYSTEM, Action, Event, Journal, Transaction, bulk_cache
+from roads.store.journal import (
+    FILE_KINDS,
+    SYSTEM,
+    Action,
+    Event,
+    Journal,
+    Transaction,
+    bulk_cache,
+)
 from roads.store.journaled import Content, coups_frame, sealed_content, shoe_frame, shoe_records
 from roads.store.layout import (
     TEMPORARY_PREFIX,
@@ -350,6 +359,17 @@ class Store:
     def checkpoint(self) -> checkpoint.Checkpoint:
         return checkpoint.write(self.root, self.journal)
 
+    def sign_interrupted(self) -> Checkpoint | None:
+        """Sign the head when file events follow the newest checkpoint: a write killed
+        between its commit and its checkpoint. With no checkpoint at all only a single
+        such event is signed (a first write killed there); more means the checkpoints were
+        removed, which ``store verify`` names rather than this covering it up."""
+        newest = checkpoint.newest(self.root / checkpoint.DIRECTORY / checkpoint.FILE)
+        unsigned = self.journal.count_after(FILE_KINDS, 0 if newest is None else newest.seq)
+        if unsigned == 0 or (newest is None and unsigned > 1):
+            return None
+        return self.checkpoint()
+
     def parts_by_day(self, coups: pl.DataFrame, shoes: pl.DataFrame | None, kind: str,
                      ids: Sequence[str], metadata: dict[str, Any],
                      starts: np.ndarray | None = None) -> list[Part]:
@@ -435,6 +455,7 @@ class Store:
         killed mid-write left of its files (hidden temporaries of their names; a seal of
         that shoe still writing finds its own gone, and returns this seal's event)."""
         pending = self.unsealed_closed()
+        self.sign_interrupted()
         for table_id, shoe_id in pending:
             event = self.seal(table_id, shoe_id, "system", run)
             for item in event.payload.get("files", ()):
@@ -447,7 +468,8 @@ class Store:
     def sweep(self, kinds: Sequence[str]) -> list[str]:
         """Remove leftovers of interrupted bulk writes (call under :meth:`bulk_lock`): part
         files of ``kinds`` that no committed event names, files a committed compaction or
-        purge removed but a crash left behind, and hidden temporaries of those kinds."""
+        purge removed but a crash left behind, and hidden temporaries of those kinds; and
+        sign the head a write killed before its checkpoint left unsigned."""
         db = self.journal.connection()
         listed = {r[0] for r in db.execute("SELECT path FROM catalog").fetchall()}
         removed_before = {p for e in self.journal.of_kinds(("store_compacted", "data_purged"))
@@ -465,6 +487,7 @@ class Store:
                     "import" in kinds and top in ("flags", "quarantine", "ingest")):
                 (self.root / rel).unlink(missing_ok=True)
                 gone.append(rel)
+        self.sign_interrupted()
         return gone
 
     def compact(self, before: date | None = None, actor: str = "system") -> dict[str, int]:

@@ -90,13 +90,22 @@ def _sha256(path: Path) -> str:
         return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
-def _checkpoints(store: Store, report: Report) -> None:
+def _checkpoints(store: Store, report: Report, whole: bool = False,
+                 anchor: Path | None = None) -> None:
+    """The store's checkpoints against its journal; ``whole``: also that no file event
+    follows the newest one (a removed checkpoint file, or a write killed before it signed:
+    the next write signs it); ``anchor``: a copy of checkpoints kept off the machine, each
+    of which the journal must still hold."""
     public = store.root / checkpoint.PUBLIC
     try:
         points = checkpoint.read(store.root / checkpoint.DIRECTORY / checkpoint.FILE)
     except ValueError as exc:
         report.add("checkpoint", checkpoint.FILE, str(exc))
         return
+    if whole:
+        _unsigned(store, points, report)
+    if anchor is not None:
+        _anchored(store, anchor, report)
     if not public.exists():
         if points:
             report.add("checkpoint", checkpoint.PUBLIC, "the store's public key is missing")
@@ -109,6 +118,51 @@ def _checkpoints(store: Store, report: Report) -> None:
     problem = checkpoint.check(points, public.read_bytes(), head_of, store.journal.head()[0])
     if problem:
         report.add("checkpoint", checkpoint.FILE, problem)
+
+
+def _unsigned(store: Store, points: list[checkpoint.Checkpoint], report: Report) -> None:
+    newest = points[-1].seq if points else 0
+    unsigned = store.journal.count_after(FILE_KINDS, newest)
+    if not unsigned:
+        return
+    first = store.journal.of_kinds(FILE_KINDS, newest)[0]
+    why = ("there is no checkpoint at all: the checkpoints were removed" if not points else
+           "a write killed before it signed (the store's next write signs it), or the "
+           "newest checkpoints were removed")
+    report.add("checkpoint", f"event {first.seq}",
+               f"{unsigned:,} file event(s) from this {first.kind} on are covered by no "
+               f"signed checkpoint: {why}")
+
+
+def _anchored(store: Store, anchor: Path, report: Report) -> None:
+    """Checkpoints kept elsewhere (a bundle's, a WORM copy): the journal must still hold
+    every head they signed, under the store's key."""
+    where = f"anchor {anchor.name}"
+    try:
+        points = checkpoint.read(anchor)
+    except (OSError, UnicodeDecodeError) as exc:
+        report.add("checkpoint", where, f"cannot read it: {exc}")
+        return
+    except ValueError as exc:
+        report.add("checkpoint", where, str(exc))
+        return
+    if not points:
+        report.add("checkpoint", where, "holds no checkpoint")
+        return
+    public = store.root / checkpoint.PUBLIC
+    if not public.exists():
+        report.add("checkpoint", where, "the store's public key is missing")
+        return
+
+    def head_of(seq: int) -> str | None:
+        event = store.journal.at(seq)
+        return None if event is None else event.hash
+
+    problem = checkpoint.check(points, public.read_bytes(), head_of, store.journal.head()[0])
+    if problem:
+        report.add("checkpoint", where, problem + (
+            " (the store's key was replaced, and its checkpoints re-signed)"
+            if "another key" in problem else ""))
 
 
 def _present(store: Store, entries: list[FileEntry], report: Report,
@@ -182,7 +236,8 @@ def cheap_problems(store: Store) -> list[dict[str, str]]:
 
 
 def verify(store: Store, deep: bool = False,
-           progress: Callable[[int], object] | None = None) -> Report:
+           progress: Callable[[int], object] | None = None,
+           anchor: Path | None = None) -> Report:
     """Re-read every file and the journal; every problem found (see the module doc).
 
     The work that waits on the disk or runs in C goes to other threads from the start,
@@ -215,7 +270,7 @@ def verify(store: Store, deep: bool = False,
         report.events = chain.events
         if not chain.ok:
             report.add("chain", f"event {chain.first_bad_seq}", chain.reason or "chain broken")
-        _checkpoints(store, report)
+        _checkpoints(store, report, whole=True, anchor=anchor)
         _attachments(store, report)
         for where, detail in accounts.disagreements(store.root,
                                                     journal.of_kinds(accounts.KINDS)):

@@ -100,6 +100,8 @@ def test_a_kill_after_the_commit_keeps_the_run_and_a_rerun_skips_it(
     assert _killed(root, [csv], "store:committed") == -9
     store = Store.open(root)
     assert store.read.coups().height == expected.height  # committed: all of it
+    # ...but not yet under a signed checkpoint, which verify names; the rerun signs it
+    assert [p["kind"] for p in verify(store).problems] == ["checkpoint"]
     again = ingest([csv], store, ReadOptions(), get_rules("standard-8"))
     assert "already ingested" in again.report["files"][0]["skipped"]
     assert store.read.coups().height == expected.height

@@ -197,3 +197,56 @@ def test_a_changed_byte_or_a_deleted_import_attachment_is_named(tmp_path: Path,
     assert _kinds(store).get("altered") == where
     path.unlink()
     assert _kinds(store).get("missing") == where
+
+
+def _cut_after(store: Store, kind: str) -> None:
+    """Delete every event after the newest ``kind`` event (a whole open shoe, say)."""
+    [*_, last] = store.journal.of_kinds((kind,))
+    _db(store, f"DELETE FROM events WHERE seq > {last.seq};")
+
+
+def test_removed_checkpoints_and_a_cut_tail_are_named(store: Store) -> None:
+    """Deleting the checkpoint file took the tail's one witness with it: the file events
+    it leaves uncovered say so (before, this store verified)."""
+    _cut_after(store, "import_committed")
+    (store.root / "checkpoints" / "checkpoints.jsonl").unlink()
+    fresh = Store.open(store.root)
+    problems = [p for p in verify_store(fresh).problems if p["kind"] == "checkpoint"]
+    assert len(problems) == 1 and "no checkpoint at all" in problems[0]["detail"]
+    assert "2 file event(s)" in problems[0]["detail"]
+    assert fresh.sign_interrupted() is None  # not covered up by the next write either
+    assert not verify_store(fresh).ok
+
+
+def test_checkpoints_kept_elsewhere_expose_a_re_signed_journal(store: Store,
+                                                              tmp_path: Path) -> None:
+    """The gap docs/compliance.md concedes (the key lies beside the store, so checkpoints
+    can be re-signed) closes with a copy kept off the machine: `store verify --anchor`."""
+    from click.testing import CliRunner
+
+    from roads.cli import main
+    from roads.store import checkpoint
+
+    anchor = tmp_path / "off-machine.jsonl"
+    shutil.copy(store.root / "checkpoints" / "checkpoints.jsonl", anchor)
+    assert verify_store(store, anchor=anchor).ok
+    _cut_after(store, "import_committed")
+    (store.root / "checkpoints" / "checkpoints.jsonl").unlink()
+    fresh = Store.open(store.root)
+    fresh.checkpoint()  # the attacker signs the cut head with the key beside the store
+    assert verify_store(fresh).ok  # what the store alone can show
+    problems = verify_store(fresh, anchor=anchor).problems
+    assert [p["where"] for p in problems] == ["anchor off-machine.jsonl"]
+    assert "tail was cut" in problems[0]["detail"]
+    # a new key re-signing everything is named as such
+    for name in ("store-ed25519.pem", "store-ed25519.pub"):
+        (store.root / "keys" / name).unlink()
+    (store.root / "checkpoints" / "checkpoints.jsonl").unlink()
+    checkpoint.create_keys(store.root)
+    fresh.checkpoint()
+    assert verify_store(fresh).ok
+    [problem] = verify_store(fresh, anchor=anchor).problems
+    assert "another key" in problem["detail"] and "key was replaced" in problem["detail"]
+    result = CliRunner().invoke(main, ["store", "verify", "--store", str(store.root),
+                                       "--anchor", str(anchor), "--quiet"])
+    assert result.exit_code == 1 and "anchor off-machine.jsonl" in result.output

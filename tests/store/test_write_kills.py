@@ -186,9 +186,15 @@ def test_a_seal_killed_after_its_commit_is_whole(pristine: Path, tmp_path: Path,
     store = Store.open(root)
     assert store.unsealed_closed() == []
     _assert_reads(store, sealed_whole[0])
-    assert _leftovers(store) == {}
+    # Partial: the seal is whole, but no signed checkpoint covers its event yet.
+    [seal] = store.journal.of_kinds(("shoe_sealed",))[-1:]
+    [problem] = verify(store).problems
+    assert (problem["kind"], problem["where"]) == ("checkpoint", f"event {seal.seq}")
+    assert "a write killed before it signed" in problem["detail"]
     assert _sealed(store, "L2", "S1") == sealed_whole[2]
+    # Repaired: the service's start-up signs it; nothing else to recover.
     assert TableService(store).recover() == []
+    assert _leftovers(store) == {}
 
 
 # -- compaction ------------------------------------------------------------------------------
