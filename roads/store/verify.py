@@ -395,6 +395,11 @@ def _held_twice(store: Store, entries: list[FileEntry], intact: list[FileEntry],
     twice; imported copies of live shoes. Frames, not loops: one pass a file. ``entries``:
     every file the journal names (``intact``: those whose bytes are as journaled)."""
     db = store.journal.connection()
+    for table_id, shoe_id, seqs in db.execute(
+            "SELECT table_id, shoe_id, group_concat(seq, ', ') FROM events "
+            "WHERE kind = 'shoe_sealed' GROUP BY table_id, shoe_id HAVING count(*) > 1"):
+        report.add("held twice", f"{table_id}/{shoe_id}",
+                   f"the shoe was sealed more than once (events {seqs})")
     coups_files = [e for e in intact if e.table == "coups"]
     shoe_files = [e for e in intact if e.table == "shoes"]
     found = pl.concat([pl.DataFrame(schema=_KEYS),

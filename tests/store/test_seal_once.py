@@ -131,3 +131,16 @@ def test_a_close_whose_temporary_a_recovery_removed_returns_the_recovery_seal(
     assert sealed.actor == "system"  # the recovery's
     _assert_sealed_once(store, sealed)
     assert temporary_files(store.root) == []
+
+
+def test_a_shoe_sealed_twice_before_the_fix_is_named(floor: Floor) -> None:
+    """Stores written before the in-transaction check could journal two seals of a shoe:
+    verify names the shoe."""
+    store = floor.store
+    floor.close("T1")
+    [seal] = _seals(store)
+    store.journal.run(lambda tx: tx.append("shoe_sealed", "T1", "S1", seal.payload,
+                                           "system"))
+    problems = [p for p in verify(store).problems if p["kind"] == "held twice"]
+    assert [p["where"] for p in problems] == ["T1/S1"]
+    assert str(seal.seq) in problems[0]["detail"]
