@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Literal, TypedDict
 
 from roads.logins import AuthError, LoginGuard, LoginLimits, RateLimited, recorded_name
-from roads.store import credential_digest
+from roads.store import SESSION_HOURS, credential_digest
 from roads.store.journal import SYSTEM, Journal, thread_connection
 
 Role = Literal["dealer", "supervisor", "auditor", "viewer", "admin"]
@@ -38,7 +38,6 @@ PERMISSIONS: dict[str, frozenset[str]] = {
     "viewer": frozenset({"read"}),
     "admin": frozenset({"enter", "request_correction", "approve", "audit", "read", "admin"}),
 }
-SESSION_HOURS = 8
 TOKEN_DAYS = 90
 MIN_PASSWORD = 10
 SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**14, 8, 1
@@ -223,9 +222,11 @@ class Auth:
         self.guard.succeeded(typed, address)
         token, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
         expires = self._clock() + timedelta(hours=SESSION_HOURS)
-        self._db().execute("INSERT INTO sessions VALUES (?,?,?,?)",
-                           (_digest(token), name, csrf, expires.isoformat()))
-        self.journal.append("login", SYSTEM, None, {"user": name, "address": address}, name)
+        row_values = (_digest(token), name, csrf, expires.isoformat())
+        self._db().execute("INSERT INTO sessions VALUES (?,?,?,?)", row_values)
+        self.journal.append("login", SYSTEM, None, {"user": name, "address": address,
+                                                    "credential": credential_digest(
+                                                        *row_values)}, name)
         return token, Session(name, row[0], csrf, expires)
 
     def _refused(self, name: str, address: str, reason: str) -> None:

@@ -10,7 +10,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the names as the type checker sees them
-    from roads.store.accounts import credential_digest
+    from roads.store.accounts import SESSION_HOURS, credential_digest
     from roads.store.catalog import StagedRows
     from roads.store.corrections import MARK, apply_corrections
     from roads.store.journal import SYSTEM, Event, Journal, JournalError
@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # the names as the type checker sees them
     )
 
 _WHERE = {
+    "SESSION_HOURS": "roads.store.accounts",
     "credential_digest": "roads.store.accounts",
     "StagedRows": "roads.store.catalog",
     "MARK": "roads.store.corrections",
@@ -65,6 +66,7 @@ _WHERE = {
 __all__ = [
     "ALL",
     "MARK",
+    "SESSION_HOURS",
     "SYSTEM",
     "TEMPORARY_PREFIX",
     "Content",

@@ -11,8 +11,10 @@ of each stored credential (:func:`credential_digest`: of a password's salt and s
 of a key's or token's SHA-256), so a password hash copied from one user to another, or a
 key's hash replaced by one whose secret the forger holds, is named too (events written
 before the digests were journaled carry none, and those rows are checked without them).
-Sessions are not replayed (a login's session token is never journaled) and neither are the
-login limiter's counters.
+A session row must be one a ``login`` event recorded (its digest of the row: the token's
+SHA-256, user, CSRF token and expiry; never the token itself), so a planted or re-assigned
+session is named; logins journaled before the digest are trusted for their session's
+lifetime. The login limiter's counters are not replayed.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 from collections.abc import Iterable
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +30,10 @@ from roads.store.journal import Event
 
 FILE = "auth.sqlite"
 KINDS = ("user_added", "user_changed", "api_key_issued", "api_key_revoked", "token_issued",
-         "token_revoked")
+         "token_revoked", "login")
+#: How long a browser session lasts (the server's logins make them; verify trusts a session
+#: row an undigested older login may have made for this long).
+SESSION_HOURS = 8
 
 #: table -> (its id column, the columns the journal decides, the credential's columns)
 _ROWS = {"users": ("name", ("role", "disabled"), "salt, hash"),
@@ -78,7 +84,8 @@ def expected(events: Iterable[Event]) -> dict[str, dict[str, dict[str, Any]]]:
 def disagreements(root: Path, events: Iterable[Event]) -> list[tuple[str, str]]:
     """``(where, detail)`` for every account row that is not what the journal made it (a
     store without ``auth.sqlite`` has no accounts, and then the events must make none)."""
-    want = expected(events)
+    events_list = list(events)
+    want = expected(events_list)
     path = root / FILE
     found: dict[str, dict[str, dict[str, Any]]] = {t: {} for t in _ROWS}
     if path.is_file():
@@ -94,7 +101,7 @@ def disagreements(root: Path, events: Iterable[Event]) -> list[tuple[str, str]]:
             return [(FILE, f"does not read as the account database: {exc}")]
         finally:
             db.close()
-    problems = []
+    problems = _sessions(path, events_list) if path.is_file() else []
     for table, (key, _, _) in _ROWS.items():
         mine, theirs = found[table], want[table]
         for ident in sorted(set(mine) | set(theirs), key=str):
@@ -115,4 +122,34 @@ def disagreements(root: Path, events: Iterable[Event]) -> list[tuple[str, str]]:
     return problems
 
 
-__all__ = ["FILE", "KINDS", "credential_digest", "disagreements", "expected"]
+def _sessions(path: Path, events: list[Event]) -> list[tuple[str, str]]:
+    """Session rows no login event recorded (a row an older login made, without a digest,
+    is trusted until it could have expired)."""
+    logins = [e for e in events if e.kind == "login"]
+    recorded = {e.payload["credential"] for e in logins if "credential" in e.payload}
+    undigested = [e.at for e in logins if "credential" not in e.payload]
+    trusted_until = (datetime.fromisoformat(max(undigested)) + timedelta(hours=SESSION_HOURS)
+                     if undigested else None)
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        rows = db.execute("SELECT token_hash, name, csrf, expires_at FROM sessions").fetchall()
+    except sqlite3.DatabaseError as exc:
+        return [(FILE, f"does not read as the account database: {exc}")]
+    finally:
+        db.close()
+    problems = []
+    for token_hash, name, csrf, expires_at in rows:
+        if credential_digest(token_hash, name, csrf, expires_at) in recorded:
+            continue
+        try:
+            older = (trusted_until is not None
+                     and datetime.fromisoformat(expires_at) <= trusted_until)
+        except (TypeError, ValueError):
+            older = False
+        if not older:
+            problems.append((f"{FILE} sessions name={name}",
+                             "no login event recorded this session"))
+    return problems
+
+
+__all__ = ["FILE", "KINDS", "SESSION_HOURS", "credential_digest", "disagreements", "expected"]

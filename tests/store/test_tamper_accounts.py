@@ -114,3 +114,48 @@ def test_accounts_journaled_before_credentials_were_still_verify(store: Store) -
     db.close()
     store.journal.append("user_added", "*", None, {"user": "old", "role": "dealer"}, "cli")
     assert verify(store).ok
+
+
+@pytest.mark.parametrize("sql", [
+    "INSERT INTO sessions VALUES ('planted', 'ana', 'csrf', '2099-01-01T00:00:00+00:00')",
+    "UPDATE sessions SET name = 'ana' WHERE name = 'vic'",
+    "UPDATE sessions SET expires_at = '2099-01-01T00:00:00+00:00'",
+])
+def test_a_planted_or_changed_session_is_named(store: Store, sql: str) -> None:
+    """A session row is a login's: planting one (or handing a viewer's to a supervisor,
+    or making it last for ever) would let its bearer act unnoticed."""
+    Auth(store.root, store.journal).login("vic", PASSWORD)
+    assert verify(store).ok  # a real login's session verifies
+    _edit(store, sql)
+    [problem] = _accounts(store)
+    assert problem["where"].startswith("auth.sqlite sessions name=")
+    assert "no login event recorded this session" in problem["detail"]
+
+
+def test_a_session_of_a_login_journaled_without_its_digest_is_trusted_while_it_lasts(
+        store: Store) -> None:
+    """Stores from before the digest: a session an older login could have made verifies
+    until it could have expired; one lasting longer is named."""
+    Auth(store.root, store.journal).login("vic", PASSWORD)
+    [login] = store.journal.of_kinds(("login",))
+    db = sqlite3.connect(store.root / "journal.sqlite")
+    payload = {k: v for k, v in login.payload.items() if k != "credential"}
+    import json
+
+    from roads.store.journal import event_hash
+
+    db.executescript("DROP TRIGGER events_no_update; DROP TRIGGER events_no_delete;")
+    events = store.journal.events()
+    prev = login.prev_hash
+    for e in events[login.seq - 1:]:  # re-chain: the older format, as that code wrote it
+        body = payload if e.seq == login.seq else e.payload
+        digest = event_hash(prev, e.seq, e.at, e.kind, e.table_id, e.shoe_id, e.actor, body)
+        db.execute("UPDATE events SET payload = ?, prev_hash = ?, hash = ? WHERE seq = ?",
+                   (json.dumps(body, sort_keys=True, separators=(",", ":")), prev, digest,
+                    e.seq))
+        prev = digest
+    db.commit()
+    db.close()
+    assert _accounts(store) == []
+    _edit(store, "UPDATE sessions SET expires_at = '2099-01-01T00:00:00+00:00'")
+    assert [p["where"] for p in _accounts(store)] == ["auth.sqlite sessions name=vic"]
