@@ -52,10 +52,13 @@ class Version:
     """One state of a channel, serialised once for all its screens (the whole state only
     when a screen needs it)."""
 
-    __slots__ = ("_full", "delta", "seq", "update")
+    __slots__ = ("_full", "delta", "drawn", "seen", "seq", "update")
 
-    def __init__(self, update: Update) -> None:
+    def __init__(self, update: Update, seen: float) -> None:
         self.update, self.seq = update, update.seq
+        # When the watcher found the change and when it was drawn (ms since the epoch): each
+        # message carries them beside its send time, so a coup's wait can be split by hop.
+        self.seen, self.drawn = round(seen * 1000), round(time.time() * 1000)
         self.delta = None if update.delta is None else _text(update.delta)
         self._full: str | None = None
 
@@ -85,11 +88,12 @@ class Channel:
         self.screens: set[Screen] = set()
         self.version: Version | None = None
 
-    def draw(self, live: LiveTables) -> None:
-        """Draw the table's current state (in the hub's drawing thread)."""
+    def draw(self, live: LiveTables, seen: float) -> None:
+        """Draw the table's current state (in the hub's drawing thread; ``seen``: when the
+        change was found)."""
         table = live.table(self.table_id)
         if self.version is None or table.state.seq > self.version.seq:
-            self.version = Version(self.content.update(table.state, table.board))
+            self.version = Version(self.content.update(table.state, table.board), seen)
 
 
 @dataclass(eq=False)
@@ -219,9 +223,10 @@ class Hub:
         """In the drawing thread: apply the journal's new events, draw each channel whose
         table changed, and collect the asks."""
         changed = self.live.refresh()
+        seen = time.time()
         drawn = [ch for ch in channels if ch.table_id in changed]
         for channel in drawn:
-            channel.draw(self.live)
+            channel.draw(self.live, seen)
         return drawn, self.registry.new_asks()
 
     def ask(self, table_id: str, outcome: str) -> int:
@@ -264,7 +269,7 @@ class Hub:
             self._drawing.submit(self._left, table_id)
 
     def _joined(self, channel: Channel) -> None:
-        channel.draw(self.live)
+        channel.draw(self.live, time.time())
         self.registry.count(channel.table_id, len(self.screens(channel.table_id)))
 
     def _left(self, table_id: str) -> None:
@@ -282,7 +287,7 @@ class Hub:
         messages = []
         text = None if version is None else version.after(screen.shown)
         if text is not None and version is not None:
-            messages.append(text)
+            messages.append(f'{text[:-1]},"seen":{version.seen},"drawn":{version.drawn}}}')
             screen.shown = version.seq
         messages += [_text({"type": "ask", "outcome": o}) for o in screen.asks]
         screen.asks.clear()
