@@ -101,6 +101,10 @@ def _run_worker(sock: socket.socket, root: Path, site: SiteConfig, registry: Pat
     from dashboard.app import create_app
     from dashboard.limits import server_options
     app, _ = create_app(root, site, create=False, recover=False, registry=registry)
+    # The application's objects (routes, models, layout) live as long as the worker: out of
+    # the collector's reach too, so each full collection scans only what serving made.
+    gc.collect()
+    gc.freeze()
     sys.setswitchinterval(SWITCH_SECONDS)
     config = uvicorn.Config(app.server, log_level="warning", **server_options(site.limits))
     uvicorn.Server(config).run(sockets=[sock])
