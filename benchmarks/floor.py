@@ -70,10 +70,13 @@ def _wait_http(url: str, deadline: float) -> None:
 
 def _server_env(code: str | None) -> dict[str, str]:
     """The server's environment: ``code`` serves another checkout's code (an A/B run side
-    by side with this one, same clients, same load)."""
+    by side with this one, same clients, same load), with the kernels compiled in its
+    ``.cache/roads`` when it has one (the kernel cache is keyed by source path)."""
     env = dict(os.environ)
     if code:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, (code, env.get("PYTHONPATH"))))
+        if (cache := Path(code) / ".cache" / "roads").is_dir():  # its own compiled kernels
+            env["ROADS_CACHE_DIR"] = str(cache)
     return env
 
 
