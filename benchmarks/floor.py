@@ -70,10 +70,13 @@ def _wait_http(url: str, deadline: float) -> None:
 
 def _server_env(code: str | None) -> dict[str, str]:
     """The server's environment: ``code`` serves another checkout's code (an A/B run side
-    by side with this one, same clients, same load)."""
+    by side with this one, same clients, same load), with the kernels compiled in its
+    ``.cache/roads`` when it has one (the kernel cache is keyed by source path)."""
     env = dict(os.environ)
     if code:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, (code, env.get("PYTHONPATH"))))
+        if (cache := Path(code) / ".cache" / "roads").is_dir():  # its own compiled kernels
+            env["ROADS_CACHE_DIR"] = str(cache)
     return env
 
 
@@ -182,14 +185,14 @@ def dealers(base: str, plan: dict[str, Any], pace: float, start: float, seconds:
 # -- screens --------------------------------------------------------------------------------
 def screens(base: str, assigned: list[str], ready: str, end: float, out: str) -> None:
     """WebSocket screens; writes per screen (table, messages: (seq, received ms, sent ms,
-    type, bytes)) and how many updates did not follow the state shown."""
+    type, bytes, seen ms, drawn ms)) and how many updates did not follow the state shown."""
     import websockets
 
     records: list[dict[str, Any]] = []
     url = base.replace("http://", "ws://")
 
     async def screen(i: int, t: str, opened: asyncio.Event) -> None:
-        got: list[tuple[int, float, float, str, int]] = []
+        got: list[tuple[int, float, float, str, int, float, float]] = []
         record: dict[str, Any] = {"table": t, "messages": got, "broken": 0}
         records.append(record)
         shown = -1
@@ -207,7 +210,8 @@ def screens(base: str, assigned: list[str], ready: str, end: float, out: str) ->
                     record["broken"] += 1
                 if m["type"] in ("state", "update"):
                     shown = m["seq"]
-                    got.append((m["seq"], now, m["sent"], m["type"], len(raw)))
+                    got.append((m["seq"], now, m["sent"], m["type"], len(raw),
+                                m.get("seen", m["sent"]), m.get("drawn", m["sent"])))
                     if first:
                         first = False
                         opened.set()
@@ -286,15 +290,22 @@ def _q(values: list[float], p: int) -> float:
     return statistics.quantiles(values, n=100)[p - 1]
 
 
+#: The hops of a coup's way to a screen, from the message that first showed it.
+HOPS = ("accepted -> seen by the watcher", "seen -> drawn", "drawn -> sent", "sent -> received")
+
+
 def latencies(accepted: list[list[Any]], records: list[dict[str, Any]], counted_from: float
-              ) -> tuple[list[float], list[float], int]:
-    """Per (coup, screen of its table): received − accepted and sent − accepted (ms); and
-    how many such pairs never got a state at or after the coup."""
+              ) -> tuple[list[float], list[float], int, dict[str, list[float]]]:
+    """Per (coup, screen of its table): received − accepted and sent − accepted (ms); how
+    many such pairs never got a state at or after the coup; and each pair's time in each of
+    :data:`HOPS` (the first may be negative: the other worker's watcher can see a commit
+    before the dealer reads its answer)."""
     by_table: dict[str, list[tuple[int, float]]] = defaultdict(list)
     for t, seq, at in accepted:
         if at >= counted_from:
             by_table[t].append((seq, at))
     total, server, missing = [], [], 0
+    hops: dict[str, list[float]] = {hop: [] for hop in HOPS}
     for r in records:
         coups = sorted(by_table.get(r["table"], ()))
         messages = r["messages"]  # in sequence order
@@ -305,10 +316,13 @@ def latencies(accepted: list[list[Any]], records: list[dict[str, Any]], counted_
             if i == len(messages):
                 missing += 1
                 continue
-            _, received, sent, _, _ = messages[i]
+            _, received, sent, _, _, seen, drawn = messages[i]
             total.append(max(0.0, received - at))
             server.append(max(0.0, sent - at))
-    return total, server, missing
+            for hop, ms in zip(HOPS, (seen - at, drawn - seen, sent - drawn, received - sent),
+                               strict=True):
+                hops[hop].append(ms)
+    return total, server, missing, hops
 
 
 def run(args: argparse.Namespace, round_no: int) -> dict[str, Any]:
@@ -374,8 +388,8 @@ def run(args: argparse.Namespace, round_no: int) -> dict[str, Any]:
     dealt = json.loads((work / "dealers.json").read_text())
     records = json.loads((work / "screens.json").read_text())
     polls = json.loads((work / "viewers.json").read_text()) if args.viewers else []
-    total, server_part, missing = latencies(dealt["accepted"], records,
-                                            (start + args.warmup) * 1000)
+    total, server_part, missing, hops = latencies(dealt["accepted"], records,
+                                                  (start + args.warmup) * 1000)
     kinds = Counter(m[3] for r in records for m in r["messages"])
     update_bytes = [m[4] for r in records for m in r["messages"] if m[3] == "update"]
     state_bytes = [m[4] for r in records for m in r["messages"] if m[3] == "state"]
@@ -385,6 +399,7 @@ def run(args: argparse.Namespace, round_no: int) -> dict[str, Any]:
             "p50": _q(total, 50), "p95": _q(total, 95), "p99": _q(total, 99),
             "max": max(total, default=float("nan")),
             "server_p50": _q(server_part, 50), "server_p95": _q(server_part, 95),
+            "hops": {hop: (_q(ms, 50), _q(ms, 95), _q(ms, 99)) for hop, ms in hops.items()},
             "kinds": dict(kinds), "broken": sum(r["broken"] for r in records),
             "update_bytes": statistics.median(update_bytes) if update_bytes else 0,
             "state_bytes": statistics.median(state_bytes) if state_bytes else 0,
@@ -404,6 +419,8 @@ def report(args: argparse.Namespace, r: dict[str, Any]) -> None:
           f"p99 {r['p99']:.0f} ms  max {r['max']:.0f} ms")
     print(f"    of which accepted -> sent by the server: p50 {r['server_p50']:.0f} ms  "
           f"p95 {r['server_p95']:.0f} ms")
+    print("    by hop (p50 / p95 / p99 ms): " + "; ".join(
+        f"{hop} {p50:.0f} / {p95:.0f} / {p99:.0f}" for hop, (p50, p95, p99) in r["hops"].items()))
     print(f"  messages: {r['kinds']}; median update {r['update_bytes'] / 1024:.1f} KB, "
           f"median whole state {r['state_bytes'] / 1024:.1f} KB (JSON, before compression)")
     print(f"  server CPU: {r['cpu']:.2f} cores on average; the benchmark's own processes: "

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from html import escape
@@ -82,17 +83,18 @@ def create_app(root: Path, site: SiteConfig | None = None, create: bool = True,
                           https=ctx.site.https)
     server.router.lifespan_context = _journaling_refusals(server.router.lifespan_context,
                                                           ctx.auth)
-    warm_up()
     return app, ctx
 
 
 def warm_up() -> None:
-    """Load the compiled road kernels before the first screen asks (not on its first coup),
+    """Load the compiled road kernels before the screens ask (not on a table's first coup),
     and what a shoe's first seal would otherwise import in a request thread: Arrow for the
     shoe's digests, the checkpoint's signing (seen: ~3 s of one worker's first 15 s of a
-    busy floor, every table of that worker waiting). Before the fork, so every worker
-    shares them: loaded behind each worker's first pages instead, numba's start-up held the
-    first table page's charts (which need it too) past 15 s on a busy machine."""
+    busy floor, every table of that worker waiting). ``roads serve`` runs it once before
+    forking the workers after the first, which share what it loads; every server runs it
+    again on a thread as it starts (:func:`_journaling_refusals`), where it costs nothing
+    if it ran before the fork. Until the kernels are loaded, boards run on the plain
+    machine (the same bytes), so nothing waits for them."""
     import pyarrow  # noqa: F401
     from cryptography.hazmat.primitives.serialization import (  # noqa: F401
         load_pem_private_key,
@@ -109,7 +111,8 @@ Lifespan = Callable[[Any], AbstractAsyncContextManager[Any]]
 
 def _journaling_refusals(previous: Lifespan, auth: Auth) -> Lifespan:
     """The app's lifespan, journaling refused logins every few seconds and at shutdown (so
-    the last window of a flood is recorded even when no login follows it)."""
+    the last window of a flood is recorded even when no login follows it), and loading the
+    compiled kernels on a thread as the server starts (:func:`warm_up`)."""
 
     @asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[Any]:
@@ -119,6 +122,7 @@ def _journaling_refusals(previous: Lifespan, auth: Auth) -> Lifespan:
                 await run_in_threadpool(auth.flush_refusals)
 
         task = asyncio.create_task(every_window())
+        threading.Thread(target=warm_up, name="kernels", daemon=True).start()
         try:
             async with previous(app) as state:
                 yield state

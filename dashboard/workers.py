@@ -7,11 +7,13 @@ connections, keeps its own read model of the tables its screens show and watches
 journal; a screen gets the same states whichever worker serves it. The simulated dealers of
 ``--demo`` run in a process of their own.
 
-The parent loads the code and the compiled kernels once, before forking (the workers start
-in a fraction of a second and share those pages), seals what a crash left closed but
-unsealed, and then only supervises: it holds no thread and no
-database connection, so it can fork a replacement for a worker that dies. SIGTERM or SIGINT
-stops every process.
+The parent loads the code once and seals what a crash left closed but unsealed, then forks
+the first worker, which serves the first pages at once; then it loads the compiled kernels
+(~1.4 s of CPU, which the first page waited for when they came before any fork) and forks
+the other workers, which share them (the first loads its own on a thread, as it serves). It
+then only supervises: it holds no thread and no database connection, so it can fork a
+replacement for a worker that dies (with the kernels shared). SIGTERM or SIGINT stops every
+process.
 """
 
 from __future__ import annotations
@@ -74,14 +76,23 @@ def open_store_files(root: Path) -> list[str]:
 
 
 def _prepare(root: Path) -> None:
-    """Load what every worker needs, once, and seal what a crash left unsealed."""
-    from dashboard import app
+    """Load the server's code, once for every worker, and seal what a crash left unsealed."""
+    import dashboard.app  # noqa: F401
     from roads.tables import open_service
 
-    app.warm_up()
     service = open_service(root)
     service.recover()
     service.journal.close()
+
+
+def _before_fork(root: Path) -> None:
+    """What a fork needs: no store file open (SQLite connections must not cross one), and
+    the loaded code's objects out of the collector's reach (a worker's collections would
+    otherwise write to every one of them and copy the pages it shares with the parent)."""
+    gc.collect()  # the preparation's connections close here
+    if (held := open_store_files(root)):
+        raise RuntimeError(f"store files open before forking the workers: {held}")
+    gc.freeze()
 
 
 def _run_worker(sock: socket.socket, root: Path, site: SiteConfig, registry: Path) -> None:
@@ -90,6 +101,10 @@ def _run_worker(sock: socket.socket, root: Path, site: SiteConfig, registry: Pat
     from dashboard.app import create_app
     from dashboard.limits import server_options
     app, _ = create_app(root, site, create=False, recover=False, registry=registry)
+    # The application's objects (routes, models, layout) live as long as the worker: out of
+    # the collector's reach too, so each full collection scans only what serving made.
+    gc.collect()
+    gc.freeze()
     sys.setswitchinterval(SWITCH_SECONDS)
     config = uvicorn.Config(app.server, log_level="warning", **server_options(site.limits))
     uvicorn.Server(config).run(sockets=[sock])
@@ -181,12 +196,7 @@ def serve(root: Path, site: SiteConfig, host: str, port: int, workers: int,
     shared = Path(tempfile.mkdtemp(prefix="roads-serve-"))
     registry = shared / "screens.sqlite"
     _prepare(root)
-    gc.collect()  # the preparation's connections close here, before any fork
-    if (held := open_store_files(root)):
-        raise RuntimeError(f"store files open before forking the workers: {held}")
-    # The loaded code's objects out of the collector's reach: a worker's collections would
-    # otherwise write to every one of them and copy the pages it shares with the parent.
-    gc.freeze()
+    _before_fork(root)
     jobs: dict[str, Callable[[], None]] = {
         f"worker {i + 1}": (lambda: _run_worker(sock, root, site, registry))
         for i in range(workers)}
@@ -205,8 +215,15 @@ def serve(root: Path, site: SiteConfig, host: str, port: int, workers: int,
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     try:
-        for name, job in jobs.items():
+        for i, (name, job) in enumerate(jobs.items()):
+            if stopping:  # stopped while the kernels loaded: fork no more
+                break
             running[_fork(job)] = (name, time.monotonic())
+            if i == 0:  # the first worker serves; the others share the kernels
+                from dashboard.app import warm_up
+
+                warm_up()
+                _before_fork(root)
         deadline = None
         while running:
             if stopping and deadline is None:

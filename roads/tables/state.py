@@ -158,10 +158,14 @@ class LiveTables:
         """The table's state now (built on first use, then kept up to date)."""
         return self.table(table_id).state
 
-    def table(self, table_id: str) -> LiveTable:
-        """The table's state and open board, up to date with the journal."""
+    def table(self, table_id: str, refresh: bool = True) -> LiveTable:
+        """The table's state and open board, up to date with the journal; with ``refresh``
+        False, as of the last :meth:`refresh` (built now if it is not kept): what a caller
+        that refreshes once for many tables reads, since the tables a refresh inside this
+        read changed would be lost to that caller's own."""
         with self._lock:
-            self.refresh()
+            if refresh:
+                self.refresh()
             live = self._tables.get(table_id)
             if live is None:
                 live = self._tables[table_id] = self._build(table_id)

@@ -11,11 +11,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 
 from dashboard.app import create_app
 from dashboard.config import SiteConfig, TableConfig
-from dashboard.push import Hub
+from dashboard.push import Channel, Hub
 from dashboard.screen import screen_payload
 from tests.dashboard.conftest import PASSWORD
 from tests.dashboard.screen_dom import ScreenPage, page_of
@@ -137,3 +138,37 @@ def test_two_workers_serve_a_table_the_same_states_and_each_others_asks(
             assert r.json()["message"] == "Asked P? on 2 screens"
             for ws in (a, b):
                 assert _receive(ws, ("ask",))["outcome"] == "P"
+
+
+def test_a_coup_committed_while_the_watcher_draws_reaches_its_screens_next_cycle(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """T2's coup is committed while the watcher draws T1, and T3 is drawn after: the next
+    cycle draws T2. (Each draw refreshed the read model itself, so T3's applied T2's coup
+    without the watcher knowing, and T2's screens waited for its next coup: a floor's p95
+    of a coup's interval.)"""
+    floor = Floor(tmp_path)
+    tables = ("T1", "T2", "T3")
+    for t in tables:
+        floor.open_shoe(t, f"{t}-S1")
+        floor.coups(t, "BP")
+    hub = Hub(floor.service, SITE)
+    t1, t2, _ = channels = tuple(Channel(t, "en", "classic", SITE) for t in tables)
+    for channel in channels:
+        hub._joined(channel)
+    late: list[int] = []
+    draw_t1 = t1.content.update
+
+    def update_t1(state: Any, board: Any) -> Any:
+        if not late:  # the other worker commits T2's coup now
+            late.append(floor.coup("T2", "T").seq)
+        return draw_t1(state, board)
+
+    monkeypatch.setattr(t1.content, "update", update_t1)
+    floor.coup("T1", "B")
+    floor.coup("T3", "P")
+    drawn = hub._cycle(channels)[0]
+    assert [ch.table_id for ch in drawn] == ["T1", "T3"] and late
+    assert t2.version is not None and t2.version.seq < late[0]
+    drawn = hub._cycle(channels)[0]
+    assert [ch.table_id for ch in drawn] == ["T2"]
+    assert t2.version.seq == late[0] == floor.service.table_state("T2").seq

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -36,9 +37,15 @@ def two_workers(tmp_path: Path) -> Iterator[LiveServer]:
     server.stop()
 
 
-def _children(pid: int) -> list[int]:
-    text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
-    return [int(p) for p in text.split()]
+def _children(pid: int, count: int) -> list[int]:
+    """The server's ``count`` worker processes: the first serves before the parent has
+    loaded the compiled kernels, the others are forked after (seconds on a busy machine)."""
+    deadline = time.monotonic() + 60
+    while True:
+        found = [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+        if len(found) >= count or time.monotonic() > deadline:
+            return found
+        time.sleep(0.05)
 
 
 def _holders(port: int, pids: list[int]) -> dict[int, int]:
@@ -75,7 +82,7 @@ class _Screen:
 def test_both_workers_serve_a_table_the_same_states(two_workers: LiveServer) -> None:
     server = two_workers
     assert server.process is not None
-    workers = _children(server.process.pid)
+    workers = _children(server.process.pid, 2)
     assert len(workers) == 2
     shoe = deal_shoe(get_rules("standard-8"), 3)
     hands = [{"player_cards": list(p), "banker_cards": list(b)} for p, b in shoe.coups]
@@ -147,7 +154,7 @@ def test_workers_end_when_the_server_is_killed(two_workers: LiveServer) -> None:
 
     server = two_workers
     assert server.process is not None
-    workers = _children(server.process.pid)
+    workers = _children(server.process.pid, 2)
     assert len(workers) == 2 and all(_running(p) for p in workers)
     server.process.send_signal(signal.SIGKILL)
     server.process.wait()
