@@ -39,6 +39,7 @@ KINDS = ("shoe_opened", "coup_entered", "coup_voided", "coup_amended", "shoe_clo
          "login_failed", "logout", "import_committed", "files_published", "store_compacted",
          "user_disabled", "user_enabled", "login_refused", "token_issued", "token_revoked",
          "api_key_revoked")
+_KINDS = frozenset(KINDS)
 #: Events that publish or remove stored files (the store's catalogue is their replay).
 FILE_KINDS = ("shoe_sealed", "import_committed", "files_published", "store_compacted",
               "data_purged")
@@ -347,13 +348,14 @@ class Transaction:
             (table_id, shoe_id, kind)).fetchone() is not None
 
     def append(self, kind: str, table_id: str, shoe_id: str | None, payload: dict[str, Any],
-               actor: str | None) -> Event:
-        if kind not in KINDS:
+               actor: str | None, now: datetime | None = None) -> Event:
+        """Append an event timed ``now`` (UTC; the clock when not given)."""
+        if kind not in _KINDS:
             raise JournalError(f"unknown journal event kind {kind!r}")
         if not table_id:
             raise JournalError("a journal event needs a table_id")
         self.seq += 1
-        at = now_utc()
+        at = now_utc() if now is None else now.isoformat(timespec="microseconds")
         text = canonical(payload)
         digest = link_hash(self.prev, self.seq, table_id, shoe_id,
                            canonical_body_digest(at, kind, actor, text))

@@ -63,6 +63,17 @@ class OpenShoes:
             table.context = _read_context(tx, opened)
         return table.context
 
+    def current(self, tx: Transaction, table_id: str
+                ) -> tuple[Event, ShoeContext] | None:
+        """The open shoe and its context in one look-up (what entering a coup asks for);
+        None when no shoe is open at the table."""
+        table = self._table(tx, table_id)
+        if table.opened is None:
+            return None
+        if table.context is None:
+            table.context = _read_context(tx, table.opened)
+        return table.opened, table.context
+
     def appended(self, event: Event) -> None:
         """An event this process just appended in the current transaction."""
         self._apply(event)
