@@ -632,8 +632,9 @@ def verify_events(events: Sequence[Event | Link], start_prev: str = GENESIS,
 
 
 #: How many times, at most, the writer hands the GIL over before a commit while the queue
-#: is still growing (:meth:`GroupCommitter._gather`).
+#: is still growing, and for how long at most (:meth:`GroupCommitter._gather`).
 GATHER = 8
+GATHER_SECONDS = 0.0005
 
 
 class GroupCommitter:
@@ -686,14 +687,15 @@ class GroupCommitter:
     def _gather(self) -> None:
         """Let the submitters that are about to queue an action queue it before the commit
         starts: the writer hands the GIL over (``sleep(0)``) while the queue keeps growing,
-        at most :data:`GATHER` times. The threads a commit just answered are then in the
-        next commit rather than in the one after it: fewer, larger commits (BEGIN, INSERT,
-        COMMIT and its fsync shared by more actions). A lone submitter costs one hand-over;
-        nothing ever waits on a clock."""
-        size = -1
+        at most :data:`GATHER` times and for :data:`GATHER_SECONDS` at most. The threads a
+        commit just answered are then in the next commit rather than in the one after it:
+        fewer, larger commits (BEGIN, INSERT, COMMIT and its fsync shared by more actions).
+        A lone submitter costs one hand-over; on a machine short of CPU, where one
+        hand-over can take a scheduler's slice, the time bound stops it after one."""
+        size, start = -1, time.perf_counter()
         for _ in range(GATHER):
             queued = self._queue.qsize()
-            if queued == size:
+            if queued == size or time.perf_counter() - start > GATHER_SECONDS:
                 return
             size = queued
             time.sleep(0)
