@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from roads.errors import InputError
@@ -90,8 +90,7 @@ def enter_coup(table_id: str, entry: CoupEntry, actor: str, shoes: OpenShoes,
     content = canonical_fields(entry)  # impossible on its own: refused before the lock
 
     def action(tx: Transaction) -> Event:
-        shoe = shoes.open_shoe(tx, table_id)
-        ctx = shoes.context(tx, shoe) if shoe is not None else None
+        shoe, ctx = shoes.current(tx, table_id) or (None, None)
         if shoe_id is not None and coup is not None and not (
                 shoe is not None and ctx is not None and shoe.shoe_id == shoe_id
                 and coup > ctx.coups):  # past the open shoe's newest coup: none stored
@@ -113,8 +112,9 @@ def enter_coup(table_id: str, entry: CoupEntry, actor: str, shoes: OpenShoes,
                             f"{shoe.shoe_id} is {number}")
         if problem := bounds.coups_per_shoe_problem(number, ctx.decks):
             raise EntryError("coup", problem)
-        fields = check_coup(entry, ctx, tolerance=tolerance, number=number, fields=content)
-        event = tx.append("coup_entered", table_id, shoe.shoe_id, fields, actor)
+        now = datetime.now(UTC)  # one clock read: the check's "now" is the event's time
+        fields = check_coup(entry, ctx, now, tolerance, number, content)
+        event = tx.append("coup_entered", table_id, shoe.shoe_id, fields, actor, now)
         shoes.appended(event)
         posted.event, posted.created = event, True
         return event

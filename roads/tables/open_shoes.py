@@ -51,17 +51,16 @@ class OpenShoes:
     head: tuple[int, str] = (0, GENESIS)
     tables: dict[str, OpenShoe] = field(default_factory=dict)
 
-    def open_shoe(self, tx: Transaction, table_id: str) -> Event | None:
-        """The shoe open at the table in this transaction (its ``shoe_opened`` event)."""
-        return self._table(tx, table_id).opened
-
-    def context(self, tx: Transaction, opened: Event) -> ShoeContext:
-        """The validator's context of the open shoe ``opened`` (as :meth:`open_shoe` gave
-        it in this transaction)."""
-        table = self._table(tx, opened.table_id)
+    def current(self, tx: Transaction, table_id: str
+                ) -> tuple[Event, ShoeContext] | None:
+        """The open shoe and its context in one look-up (what entering a coup asks for);
+        None when no shoe is open at the table."""
+        table = self._table(tx, table_id)
+        if table.opened is None:
+            return None
         if table.context is None:
-            table.context = _read_context(tx, opened)
-        return table.context
+            table.context = _read_context(tx, table.opened)
+        return table.opened, table.context
 
     def appended(self, event: Event) -> None:
         """An event this process just appended in the current transaction."""

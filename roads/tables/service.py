@@ -66,7 +66,7 @@ class TableService:
         """Run an action in its own transaction, or in the next shared commit when a
         :class:`GroupCommitter` batches many submitters (the server under load)."""
         if self._committer is not None:
-            return self._committer.submit(action).result()
+            return self._committer.run(action)
         return self.journal.run(action)
 
     # -- writes -----------------------------------------------------------------------------

@@ -182,6 +182,52 @@ def test_a_failing_action_does_not_fail_the_others_of_its_shared_commit(tmp_path
     assert journal.verify().ok
 
 
+def test_run_answers_each_caller_with_its_own_outcome(tmp_path: Path) -> None:
+    """``GroupCommitter.run`` (what the service's request threads call): callers that shared
+    one commit each get their own durable event, or their own error, and nothing else."""
+    journal = Store.create(tmp_path).journal
+    committer = GroupCommitter(journal)
+    release = threading.Event()
+
+    def blocker(tx: Any) -> Any:
+        release.wait(30)  # (holds the writer so the callers below queue into one batch)
+        return tx.append("shoe_opened", "T0", "S0", {}, "d")
+
+    def opening(table: str) -> Any:
+        return lambda tx: tx.append("shoe_opened", table, "S1", {}, "d")
+
+    def refused(tx: Any) -> Any:
+        raise LiveError("table T8 has no open shoe")
+
+    def failing(tx: Any) -> Any:
+        tx.append("shoe_opened", "TX", "S1", {}, "d")
+        raise RuntimeError("the disk is full")
+
+    def call(action: Any) -> Any:
+        try:
+            return committer.run(action)
+        except Exception as exc:  # (the outcome under test)
+            return exc
+
+    first = committer.submit(blocker)
+    with ThreadPoolExecutor(4) as pool:
+        calls = [pool.submit(call, a) for a in (opening("T1"), refused, failing, opening("T2"))]
+        deadline = time.monotonic() + 30
+        while committer._queue.qsize() < 4 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        release.set()
+        outcomes = [c.result(30) for c in calls]
+    first.result(30)
+    committer.close()
+    assert [o.table_id for o in (outcomes[0], outcomes[3])] == ["T1", "T2"]
+    assert isinstance(outcomes[1], LiveError) and "T8" in str(outcomes[1])
+    assert isinstance(outcomes[2], RuntimeError) and "disk is full" in str(outcomes[2])
+    durable = {e.seq: e for e in journal.events()}
+    assert durable[outcomes[0].seq] == outcomes[0] and durable[outcomes[3].seq] == outcomes[3]
+    assert sorted(e.table_id for e in durable.values()) == ["T0", "T1", "T2"]
+    assert journal.verify().ok
+
+
 WRITER = """
 import sys
 from pathlib import Path
