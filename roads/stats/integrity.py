@@ -514,11 +514,11 @@ def _repeats(shared: tuple[pl.DataFrame, np.ndarray], keys: pl.DataFrame,
         pl.Series("windows_right", sizes[pairs["shoe_right"].to_numpy()]))
     pairs = pairs.with_columns(
         (pl.col("shared") / pl.min_horizontal("windows", "windows_right")).alias("share"))
-    names = keys.rows()
     out = []
     for a_i, b_i, share in pairs.filter(pl.col("share") >= threshold).select(
             "shoe", "shoe_right", "share").iter_rows():
-        a, b = sorted((names[a_i], names[b_i]))
+        # only the repeated shoes' keys as Python values (not every shoe of the store)
+        a, b = sorted((keys.row(a_i), keys.row(b_i)))
         same = "the same card sequence" if share >= 0.999 else \
             f"{math.floor(share * 100)}% of the same card sequences"
         out.append(((a, b), _finding(
