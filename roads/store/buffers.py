@@ -140,8 +140,9 @@ class _Piece:
     arrays: dict[str, np.ndarray]
     small: np.ndarray  # (5, rows): the totals, natural and pair flags
     starts: list[np.ndarray]
-    keys: list[tuple[str, str]]
+    keys: list[pl.DataFrame]  # table_id, shoe_id of each run, a frame per row group
     timed: bool
+    shoes: int = 0  # runs so far
     rows: int = 0
 
 
@@ -212,15 +213,21 @@ def _add(piece: _Piece, table: pa.Table) -> None:
     first = starts - at
     if (starts < 0).any():
         raise NotInRuns("coups out of order within a shoe")
-    t_names, s_names = table_id.dictionary.to_pylist(), shoe_id.dictionary.to_pylist()
-    keys = [(t_names[i], s_names[j]) for i, j in zip(t[first].tolist(), s[first].tolist(),
-                                                     strict=True)]
-    if piece.keys and keys[0] == piece.keys[-1]:  # the piece's last shoe goes on here
+    # the runs' keys as strings (a shoe's rows may run on from one row group into the
+    # next, whose dictionaries are its own), never as a Python value per shoe
+    keys = pl.DataFrame({
+        "table_id": pl.Series(table_id.dictionary.to_pylist(), dtype=pl.String)
+        .gather(t[first]),
+        "shoe_id": pl.Series(shoe_id.dictionary.to_pylist(), dtype=pl.String)
+        .gather(s[first])})
+    if piece.shoes and keys.row(0) == piece.keys[-1].row(-1):  # the last shoe goes on
         if arrays["coup"][at] <= arrays["coup"][at - 1]:
             raise NotInRuns("coups out of order within a shoe")
         starts, keys = starts[1:], keys[1:]
-    piece.starts.append(starts)
-    piece.keys += keys
+    if keys.height:  # (none when the group's rows are all of the last shoe)
+        piece.starts.append(starts)
+        piece.keys.append(keys)
+        piece.shoes += keys.height
     piece.timed = piece.timed and dealt.null_count == 0
     piece.rows += n
 
@@ -230,8 +237,7 @@ def _columns(piece: _Piece, shoes: int, end: int) -> ShoeColumns:
     starts = np.concatenate(piece.starts)[:shoes]
     small = piece.small[:, :end]
     return ShoeColumns(
-        keys=pl.DataFrame(piece.keys[:shoes], schema={"table_id": pl.String,
-                                                      "shoe_id": pl.String}, orient="row"),
+        keys=pl.concat(piece.keys)[:shoes],
         offsets=np.r_[starts, end].astype(np.int64),
         **{name: a[:end] for name, a in piece.arrays.items()},
         player_total=small[0], banker_total=small[1], natural=small[2],
@@ -247,7 +253,8 @@ def _carried(piece: _Piece, rows: int) -> _Piece:
     for name, a in piece.arrays.items():
         new.arrays[name][:carry] = a[cut:piece.rows]
     new.small[:, :carry] = piece.small[:, cut:piece.rows]
-    new.starts, new.keys, new.rows = [np.zeros(1, dtype=np.int64)], piece.keys[-1:], carry
+    new.starts, new.keys = [np.zeros(1, dtype=np.int64)], [piece.keys[-1][-1:]]
+    new.shoes, new.rows = 1, carry
     return new
 
 
@@ -268,15 +275,15 @@ def part_columns(path: Path, rows: int | None = None) -> Iterator[ShoeColumns]:
         for k, span in enumerate(spans):
             if k:
                 held = sum(sizes[i] for i in span)
-                piece = _carried(piece, held) if piece.keys else _new_piece(held, piece.timed)
+                piece = _carried(piece, held) if piece.shoes else _new_piece(held, piece.timed)
             for i in span:
                 _add(piece, file.read_row_group(i, columns=_COLUMNS, use_threads=False))
-            shoes = len(piece.keys)
+            shoes = piece.shoes
             last = k == len(spans) - 1
             if not last and shoes:  # the last shoe may go on in the next row group
                 shoes -= 1
             if shoes:
-                end = piece.rows if last or shoes == len(piece.keys) else \
+                end = piece.rows if last or shoes == piece.shoes else \
                     int(np.concatenate(piece.starts)[shoes])
                 cols = _columns(piece, shoes, end)
                 seen.append(cols.keys)
