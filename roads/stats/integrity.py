@@ -61,6 +61,7 @@ def _shoe_pass(p: np.ndarray, b: np.ndarray, offsets: np.ndarray, decks: np.ndar
     for s in range(offsets.shape[0] - 1):
         longest = max(longest, offsets[s + 1] - offsets[s])
     seq = np.empty(6 * longest + 6, dtype=np.int8)
+    sampled = np.empty(6 * longest + 6, dtype=np.uint64)
     starts = np.empty(longest + 1, dtype=np.int64)
     mask = np.uint64(_MASK48)
     counts = np.zeros(52, dtype=np.int64)
@@ -83,8 +84,8 @@ def _shoe_pass(p: np.ndarray, b: np.ndarray, offsets: np.ndarray, decks: np.ndar
         run_suit = 1
         run_rank = 1
         window = np.uint64(0)
-        n = 0  # fingerprints in the sketch so far
         previous = np.int64(0)
+        k = 0  # sampled fingerprints, in card order (noted without a branch: 1 in 8)
         for t in range(m):
             card = np.int64(seq[t])  # 0..51: suit card & 3, rank card >> 2
             counts[card] += 1
@@ -95,18 +96,22 @@ def _shoe_pass(p: np.ndarray, b: np.ndarray, offsets: np.ndarray, decks: np.ndar
                 best_rank = max(best_rank, run_rank)
             previous = card
             window = ((window << np.uint64(6)) | np.uint64(card)) & mask
-            if t >= _WINDOW - 1:
-                h = _mix(window)
-                if h % np.uint64(_SAMPLE) == 0 and (n < SKETCH or h < sketch[s, n - 1]):
-                    # into the ascending sketch, which keeps the SKETCH smallest distinct
-                    j = n
-                    while j > 0 and sketch[s, j - 1] > h:
-                        j -= 1
-                    if j == 0 or sketch[s, j - 1] != h:
-                        for q in range(min(n, SKETCH - 1), j, -1):
-                            sketch[s, q] = sketch[s, q - 1]
-                        sketch[s, j] = h
-                        n = min(n + 1, SKETCH)
+            h = _mix(window)
+            sampled[k] = h
+            k += (h % np.uint64(_SAMPLE) == 0) & (t >= _WINDOW - 1)
+        n = 0  # fingerprints in the sketch so far
+        for i in range(k):
+            h = sampled[i]
+            if n < SKETCH or h < sketch[s, n - 1]:
+                # into the ascending sketch, which keeps the SKETCH smallest distinct
+                j = n
+                while j > 0 and sketch[s, j - 1] > h:
+                    j -= 1
+                if j == 0 or sketch[s, j - 1] != h:
+                    for q in range(min(n, SKETCH - 1), j, -1):
+                        sketch[s, q] = sketch[s, q - 1]
+                    sketch[s, j] = h
+                    n = min(n + 1, SKETCH)
         worst = 0
         for code in range(52):
             if counts[code] > decks[s] and counts[code] > counts[worst]:
@@ -514,11 +519,11 @@ def _repeats(shared: tuple[pl.DataFrame, np.ndarray], keys: pl.DataFrame,
         pl.Series("windows_right", sizes[pairs["shoe_right"].to_numpy()]))
     pairs = pairs.with_columns(
         (pl.col("shared") / pl.min_horizontal("windows", "windows_right")).alias("share"))
-    names = keys.rows()
     out = []
     for a_i, b_i, share in pairs.filter(pl.col("share") >= threshold).select(
             "shoe", "shoe_right", "share").iter_rows():
-        a, b = sorted((names[a_i], names[b_i]))
+        # only the repeated shoes' keys as Python values (not every shoe of the store)
+        a, b = sorted((keys.row(a_i), keys.row(b_i)))
         same = "the same card sequence" if share >= 0.999 else \
             f"{math.floor(share * 100)}% of the same card sequences"
         out.append(((a, b), _finding(

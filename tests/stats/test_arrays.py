@@ -103,14 +103,16 @@ def _same(a: ShoeColumns, b: ShoeColumns) -> None:
         assert np.array_equal(a.dealt_at, b.dealt_at)
 
 
-@pytest.mark.parametrize("rows", [1, 700, 100_000])
-def test_the_arrow_columns_equal_the_frame_s(tmp_path: Path, rows: int) -> None:
+@pytest.mark.parametrize(("rows", "group"), [(1, 300), (700, 300), (100_000, 300),
+                                             (1, 25), (100_000, 25)])
+def test_the_arrow_columns_equal_the_frame_s(tmp_path: Path, rows: int, group: int) -> None:
     """Straight from the buffers (nulls, bitmaps, per-group dictionaries, shoes cut across
-    row groups and pieces) as through a polars frame; pieces hold whole shoes."""
+    row groups and pieces, a shoe over three or more row groups) as through a polars
+    frame; pieces hold whole shoes."""
     _, path = _store(tmp_path)
     _rewrite(path, _tampered(pl.read_parquet(path)).with_columns(
         pl.when(pl.int_range(pl.len()) == 40).then(None).otherwise(pl.col("natural"))
-        .alias("natural")))
+        .alias("natural")), row_group_size=group)
     pieces = list(part_columns(path, rows))
     assert len(pieces) > 1 if rows < 100_000 else len(pieces) == 1
     keys = pl.concat([p.keys for p in pieces])
