@@ -8,7 +8,7 @@ then holds whole shoes, about one chunk's worth, and is read back and checked al
 grows with the file, so memory does not: the first chunks' rows (up to :data:`HELD_BYTES`)
 are held in memory, the rest are written as Arrow IPC files under the run's id
 (``spill/RUN/FILE/``) and read back. (Writing and reading back what fits in memory cost
-about a fifth of the chunked path's CPU.) The files are hidden temporaries (``.tmp-``):
+about an eighth of a 2-million-coup ingest's CPU.) The files are hidden temporaries (``.tmp-``):
 ``roads store verify`` names any a killed run left, and the next run removes them
 (:func:`sweep`).
 
