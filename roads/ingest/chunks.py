@@ -3,14 +3,11 @@
 Every per-shoe rule (numbering, inventory, capacity, duplicates, conflicts with stored coups
 and live shoes, the shoe rows) must see each shoe whole, but a shoe can span two chunks and
 a casino's export sorted by time interleaves its tables. So each chunk's parsed rows are
-*spilled*: split by a hash of (table, shoe) into ``K`` buckets, in file order. Each bucket
-then holds whole shoes, about one chunk's worth, and is read back and checked alone. ``K``
-grows with the file, so memory does not: the first chunks' rows (up to :data:`HELD_BYTES`)
-are held in memory, the rest are written as Arrow IPC files under the run's id
-(``spill/RUN/FILE/``) and read back. (Writing and reading back what fits in memory cost
-about an eighth of a 2-million-coup ingest's CPU.) The files are hidden temporaries (``.tmp-``):
-``roads store verify`` names any a killed run left, and the next run removes them
-(:func:`sweep`).
+*spilled*: split by a hash of (table, shoe) into ``K`` buckets written as Arrow IPC files
+under the run's id (``spill/RUN/FILE/``), in file order. Each bucket then holds whole shoes,
+about one chunk's worth, and is read back and checked alone. ``K`` grows with the file, so
+memory does not. The files are hidden temporaries (``.tmp-``): ``roads store verify`` names
+any a killed run left, and the next run removes them (:func:`sweep`).
 
 A file no larger than one chunk is read whole, in one pass, without a spill.
 """
@@ -41,10 +38,6 @@ from roads.store import TEMPORARY_PREFIX
 #: Bytes of input read, parsed and spilled at a time (about 0.45 million coups of a
 #: card-level export). Tests lower it to cut small files into many chunks.
 CHUNK_BYTES = 32 << 20
-#: Bytes of spilled rows (Arrow) held in memory rather than written out and read back: a
-#: 2-million-coup export (~140 MB) is held whole; at 4 million the rest goes to disk, so
-#: memory stays bounded whatever the file's size. Tests set it to 0 to spill everything.
-HELD_BYTES = 160 << 20
 #: Bytes of a card-level row, to turn the chunk into rows a batch on the general path.
 ROW_BYTES = 70
 SPILL = "spill"
@@ -130,8 +123,6 @@ class Spill:
         self.chunks = 0
         self.shoes = pl.DataFrame(schema={"~shoe": pl.UInt64, "~key": pl.Int64})
         self.batches: dict[int, list[tuple[int, int, int]]] = {}  # key -> chunk, first, n
-        self.held: dict[int, list[pa.RecordBatch | None]] = {}  # chunk -> batches in memory
-        self.held_bytes = 0
         self.sizes: dict[int, int] = {}  # key -> bytes spilled
         self.generation: dict[int, int] = {}  # day -> the key its new shoes take
 
@@ -171,24 +162,18 @@ class Spill:
         runs = frame["~key"].rle()
         table = frame.drop("~key").to_arrow()
         del frame
-        chunk, at = self.chunks, 0
-        batches: list[pa.RecordBatch] = []
-        for key, length in zip(runs.struct.field("value").to_list(),
-                               runs.struct.field("len").to_list(), strict=True):
-            piece = table.slice(at, length).to_batches()
-            self.batches.setdefault(key, []).append((chunk, len(batches), len(piece)))
-            self.sizes[key] = self.sizes.get(key, 0) + sum(b.nbytes for b in piece)
-            batches += piece
-            at += length
-        if self.held_bytes + table.nbytes <= HELD_BYTES:
-            self.held[chunk] = list(batches)
-            self.held_bytes += table.nbytes
-        else:
-            with pa.OSFile(str(self._file(chunk)), "wb") as sink, \
-                    pa.ipc.new_file(sink, table.schema) as writer:
-                for b in batches:
+        chunk, at, batch = self.chunks, 0, 0
+        with pa.OSFile(str(self._file(chunk)), "wb") as sink, \
+                pa.ipc.new_file(sink, table.schema) as writer:
+            for key, length in zip(runs.struct.field("value").to_list(),
+                                   runs.struct.field("len").to_list(), strict=True):
+                piece = table.slice(at, length).to_batches()
+                for b in piece:
                     writer.write_batch(b)
-        del table, batches
+                self.batches.setdefault(key, []).append((chunk, batch, len(piece)))
+                self.sizes[key] = self.sizes.get(key, 0) + sum(b.nbytes for b in piece)
+                at += length
+                batch += len(piece)
         self.chunks += 1
         self._grown()
         point("ingest:spilled")
@@ -208,27 +193,16 @@ class Spill:
 
     def __iter__(self) -> Iterator[Parsed]:
         """Each bucket's rows (whole shoes, each in file order)."""
-        readers = {c: pa.ipc.open_file(pa.OSFile(str(self._file(c))))
-                   for c in range(self.chunks) if c not in self.held}
-
-        def batch(chunk: int, i: int) -> pa.RecordBatch:
-            held = self.held.get(chunk)
-            if held is None:
-                return readers[chunk].get_batch(i)
-            got, held[i] = held[i], None  # each batch is read once: it goes with its bucket
-            assert got is not None
-            return got
-
+        readers = [pa.ipc.open_file(pa.OSFile(str(self._file(c))))
+                   for c in range(self.chunks)]
         for group in self._groups():
-            batches = [batch(chunk, i) for key in group
+            batches = [readers[chunk].get_batch(i) for key in group
                        for chunk, first, n in self.batches[key] for i in range(first, first + n)]
             frame = pl.from_arrow(pa.Table.from_batches(batches))
-            del batches
             assert isinstance(frame, pl.DataFrame)
             yield from_frame(frame, self.path)
 
     def remove(self) -> None:
-        self.held = {}
         shutil.rmtree(self.folder, ignore_errors=True)
 
 

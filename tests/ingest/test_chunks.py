@@ -12,7 +12,6 @@ import json
 import os
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -195,19 +194,15 @@ def test_shoe_lines_in_chunks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 
 @settings(max_examples=6, deadline=None, suppress_health_check=[
     HealthCheck.function_scoped_fixture])
-@given(chunk=st.integers(min_value=200, max_value=40_000),
-       held=st.integers(min_value=0, max_value=200_000))
+@given(chunk=st.integers(min_value=200, max_value=40_000))
 def test_any_chunk_size_stores_the_same(tmp_path: Path, dealt: pl.DataFrame, chunk: int,
-                                        held: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Whatever the chunk size, and however many chunks are held in memory rather than
-    spilled to disk (none, some, all)."""
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
     stored, rows = _dirty(dealt, True)
     source = _write(rows, tmp_path / f"c{chunk}.csv", "plain")
-    monkeypatch.setattr(chunks, "HELD_BYTES", held)
     outcomes = []
     for name, size in (("whole", 1 << 30), ("chunked", chunk)):
         monkeypatch.setattr(chunks, "CHUNK_BYTES", size)
-        store = _store(tmp_path / f"{name}{chunk}-{held}", stored)
+        store = _store(tmp_path / f"{name}{chunk}", stored)
         outcomes.append(_outcome(store, ingest([source], store, ReadOptions(),
                                                get_rules("standard-8")).report))
     assert outcomes[1] == outcomes[0]
@@ -223,45 +218,37 @@ from roads.ingest.run import ingest
 from roads.rules import get_rules
 from roads.store import Store
 chunks.CHUNK_BYTES = int(sys.argv[2])
-chunks.HELD_BYTES = int(sys.argv[3])
-ingest([Path(p) for p in sys.argv[4:]], Store.create(Path(sys.argv[1])), ReadOptions(),
+ingest([Path(p) for p in sys.argv[3:]], Store.create(Path(sys.argv[1])), ReadOptions(),
        get_rules("standard-8"))
 """
 
-#: Kill points inside the chunk stages (``after``: let the point pass this often first;
-#: ``held``: bytes of spilled rows held in memory, 0: every chunk spilled to disk).
-KILLS = [("ingest:spilled", 0, 0), ("ingest:spilled", 12, 0), ("ingest:bucket-stored", 0, 0),
-         ("ingest:bucket-stored", 2, 0), ("ingest:parts-written", 3, 0),
-         ("store:part-written", 4, 0), ("ingest:spilled", 12, 1 << 30),
-         ("ingest:bucket-stored", 2, 1 << 30)]
+#: Kill points inside the chunk stages (``after``: let the point pass this often first).
+KILLS = [("ingest:spilled", 0), ("ingest:spilled", 12), ("ingest:bucket-stored", 0),
+         ("ingest:bucket-stored", 2), ("ingest:parts-written", 3), ("store:part-written", 4)]
 
 
-@pytest.mark.parametrize(("at", "after", "held"), KILLS)
+@pytest.mark.parametrize(("at", "after"), KILLS)
 def test_a_kill_inside_a_chunk_stage_leaves_nothing_visible_and_a_rerun_completes(
-        tmp_path: Path, dealt: pl.DataFrame, at: str, after: int, held: int,
+        tmp_path: Path, dealt: pl.DataFrame, at: str, after: int,
         monkeypatch: pytest.MonkeyPatch) -> None:
     source = _write(dealt.sort("dealt_at"), tmp_path / "export.csv", "plain")  # interleaved
     bad = tmp_path / "bad.csv"  # a second, small input with a row to quarantine
     bad.write_text("table,shoe,coup,result\nX1,Y1,1,B\nX1,Y1,2,maybe\n")
     root = tmp_path / "store"
     env = {**os.environ, "ROADS_KILL_AT": at, "ROADS_KILL_AFTER": str(after)}
-    done = subprocess.run([sys.executable, "-c", RUN, str(root), "2048", str(held),
-                           str(source), str(bad)], env=env, capture_output=True, text=True,
-                          timeout=600)
+    done = subprocess.run([sys.executable, "-c", RUN, str(root), "2048", str(source),
+                           str(bad)], env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == -9, done.stderr  # SIGKILL, inside the stage
     store = Store.open(root)
     # Partial state: nothing of the run is visible; what it left is named, spill included.
     assert store.read.coups().is_empty() and store.read.shoes().is_empty()
     assert store.journal.of_kinds(("import_committed",)) == []
     problems = verify(store).problems
+    assert {p["kind"] for p in problems} == {"not accounted for"}, problems
     left = {p["where"] for p in problems}
-    # Spilled chunks are left on disk (named); chunks held in memory leave nothing.
-    assert any(p.startswith(f"{chunks.SPILL}/") for p in left) == (held == 0), left
+    assert any(p.startswith(f"{chunks.SPILL}/") for p in left), left
     if at != "ingest:spilled":
         assert any(p.startswith("coups/") for p in left), left
-    elif held:
-        assert problems == []  # nothing was written yet
-    assert {p["kind"] for p in problems} <= {"not accounted for"}, problems
     # Repaired state: the rerun stores every coup and shoe row once and sweeps the rest.
     monkeypatch.setattr(chunks, "CHUNK_BYTES", 2048)
     result = ingest([source, bad], store, ReadOptions(), get_rules("standard-8"))
@@ -280,22 +267,3 @@ def test_an_unusable_large_file_is_refused_and_leaves_no_spill(
         ingest([source], store, ReadOptions(format="xml"), get_rules("standard-8"))
     assert not (store.root / chunks.SPILL).exists()
     assert store.read.coups().is_empty()
-
-
-def test_a_spill_holds_its_first_chunks_in_memory_and_writes_the_rest(
-        tmp_path: Path, dealt: pl.DataFrame, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Under a budget of a few chunks, some chunks are held and the rest written out; the
-    buckets read back hold every row once, each shoe's rows in file order."""
-    source = _write(dealt.sort("dealt_at"), tmp_path / "export.csv", "plain")
-    monkeypatch.setattr(chunks, "CHUNK_BYTES", 4096)
-    monkeypatch.setattr(chunks, "HELD_BYTES", 3 * 4096)
-    spill = chunks.Spill(tmp_path, "run", 0, source)
-    with ThreadPoolExecutor(max_workers=1) as hasher:
-        assert chunks.spill_file("csv", ReadOptions(), spill, hasher)[0] == "plain CSV"
-    on_disk = sorted(spill.folder.glob("*.arrow"))
-    assert 0 < len(spill.held) < spill.chunks and len(on_disk) == spill.chunks - len(spill.held)
-    rows = pl.concat([bucket.rows.select("table_id", "shoe_id", "_row") for bucket in spill])
-    assert rows["_row"].sort().to_list() == list(range(1, dealt.height + 1))
-    assert rows.group_by("table_id", "shoe_id").agg(pl.col("_row").is_sorted())["_row"].all()
-    spill.remove()
-    assert not spill.folder.exists() and spill.held == {}
