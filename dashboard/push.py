@@ -229,7 +229,7 @@ class Hub:
             self.registry.skip_asks()
         while self._loop is loop and not loop.is_closed():
             try:
-                drawn, asks = self._cycle(tuple(self.channels.values()))
+                drawn, asks = self._cycle()
                 if drawn or asks:
                     loop.call_soon_threadsafe(self._wake, drawn, asks)
             except Exception as exc:
@@ -248,11 +248,15 @@ class Hub:
                 screen.asks.append(outcome)
                 screen.ready.set()
 
-    def _cycle(self, channels: tuple[Channel, ...]
+    def _cycle(self, channels: tuple[Channel, ...] | None = None
                ) -> tuple[list[Channel], list[tuple[str, str]]]:
         """In the watcher's thread: apply the journal's new events, draw each channel whose
-        table changed, and collect the asks."""
+        table changed, and collect the asks. The channels are listed under the lock (by
+        default every channel): one a screen opened and drew before this refresh is in the
+        list, so the refresh's change to its table is drawn now, not at its next coup."""
         with self._lock:
+            if channels is None:
+                channels = tuple(self.channels.values())
             changed = self.live.refresh()
             seen = time.time()
             drawn = [ch for ch in channels if ch.table_id in changed]

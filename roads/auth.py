@@ -223,10 +223,12 @@ class Auth:
         token, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
         expires = self._clock() + timedelta(hours=SESSION_HOURS)
         row_values = (_digest(token), name, csrf, expires.isoformat())
-        self._db().execute("INSERT INTO sessions VALUES (?,?,?,?)", row_values)
+        # The event first: a crash between the two leaves a login without a session (no
+        # harm), never a session no login recorded (which verify names as planted).
         self.journal.append("login", SYSTEM, None, {"user": name, "address": address,
                                                     "credential": credential_digest(
                                                         *row_values)}, name)
+        self._db().execute("INSERT INTO sessions VALUES (?,?,?,?)", row_values)
         return token, Session(name, row[0], csrf, expires)
 
     def _refused(self, name: str, address: str, reason: str) -> None:
@@ -254,10 +256,16 @@ class Auth:
         return Session(row[0], row[1], row[2], expires)
 
     def logout(self, token: str) -> None:
+        """End a session; the event names the row it ended (by digest), so the row put
+        back afterwards is not the login's any more."""
         session = self.session(token)
+        row = self._db().execute("SELECT token_hash, name, csrf, expires_at FROM sessions "
+                                 "WHERE token_hash = ?", (_digest(token),)).fetchone()
         self._db().execute("DELETE FROM sessions WHERE token_hash = ?", (_digest(token),))
         if session is not None:
-            self.journal.append("logout", SYSTEM, None, {"user": session.user}, session.user)
+            self.journal.append("logout", SYSTEM, None, {
+                "user": session.user,
+                **({"credential": credential_digest(*row)} if row else {})}, session.user)
 
     # -- API keys and personal tokens -------------------------------------------------------
     def _new_id(self) -> str:

@@ -35,7 +35,10 @@ DEFAULT_STORE = Path("data/store")
 
 
 def _fail(message: str) -> None:
-    click.echo(f"roads: error: {message}", err=True)
+    """One line on stderr; control characters a file put in the message are escaped (a
+    NUL or an escape sequence must not reach the terminal)."""
+    shown = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in message)
+    click.echo(f"roads: error: {shown}", err=True)
     sys.exit(EXIT_INPUT)
 
 

@@ -159,6 +159,12 @@ def check_header(path: Path) -> None:
     :data:`MAX_COLUMNS` columns or runs past :data:`MAX_HEADER_BYTES` without a line end."""
     with path.open("rb") as fh:
         head = fh.read(MAX_HEADER_BYTES + 1)
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff") or b"\0" in head[:head.find(b"\n")]:
+        raise InputError(f"{path}: it is UTF-16 or binary (NUL bytes in its first line), not "
+                         "UTF-8 text; save it as UTF-8 CSV")
+    if b"\n" not in head and head.count(b"\r") >= 2:
+        raise InputError(f"{path}: its lines end in CR alone; save it with LF or CRLF line "
+                         "ends")
     ends = [i for i in (head.find(b"\n"), head.find(b"\r")) if i >= 0]
     if not ends and len(head) > MAX_HEADER_BYTES:
         raise InputError(f"{path}: its header line is longer than {MAX_HEADER_BYTES:,} bytes; "

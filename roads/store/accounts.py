@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -30,7 +30,7 @@ from roads.store.journal import Event
 
 FILE = "auth.sqlite"
 KINDS = ("user_added", "user_changed", "api_key_issued", "api_key_revoked", "token_issued",
-         "token_revoked", "login")
+         "token_revoked", "login", "logout")
 #: How long a browser session lasts (the server's logins make them; verify trusts a session
 #: row an undigested older login may have made for this long).
 SESSION_HOURS = 8
@@ -41,12 +41,19 @@ _ROWS = {"users": ("name", ("role", "disabled"), "salt, hash"),
          "tokens": ("token_id", ("name", "expires_at", "revoked"), "token_hash")}
 
 
-def credential_digest(*parts: bytes | str) -> str:
+def credential_digest(*parts: object) -> str:
     """What the journal records of a stored credential: a SHA-256 of its stored form (a
-    password's salt and scrypt hash; a key's or token's own SHA-256), from which neither
-    the password nor the secret can be recovered (the salt is not journaled)."""
-    return hashlib.sha256(b"".join(p.encode() if isinstance(p, str) else p
-                                   for p in parts)).hexdigest()
+    password's salt and scrypt hash; a key's or token's own SHA-256; a session row), from
+    which neither the password nor the secret can be recovered (the salt is not journaled).
+    Each part is length-prefixed, so no characters can move from one field to the next (a
+    session of ``victor`` re-labelled ``vic``), and a part of the wrong type (a NULL in a
+    tampered row) gives a digest that differs rather than an error."""
+    digest = hashlib.sha256()
+    for part in parts:
+        data = (part if isinstance(part, bytes) else part.encode("utf-8", "surrogatepass")
+                if isinstance(part, str) else repr(part).encode())
+        digest.update(len(data).to_bytes(8, "big") + data)
+    return digest.hexdigest()
 
 
 def expected(events: Iterable[Event]) -> dict[str, dict[str, dict[str, Any]]]:
@@ -81,13 +88,15 @@ def expected(events: Iterable[Event]) -> dict[str, dict[str, dict[str, Any]]]:
     return rows
 
 
-def disagreements(root: Path, events: Iterable[Event]) -> list[tuple[str, str]]:
+def disagreements(root: Path, events_of: Callable[[], Iterable[Event]]
+                  ) -> list[tuple[str, str]]:
     """``(where, detail)`` for every account row that is not what the journal made it (a
-    store without ``auth.sqlite`` has no accounts, and then the events must make none)."""
-    events_list = list(events)
-    want = expected(events_list)
+    store without ``auth.sqlite`` has no accounts, and then the events must make none).
+    The rows are read before the events (``events_of``): a login journals its event before
+    it writes its session, so one made while this runs is not taken for a planted one."""
     path = root / FILE
     found: dict[str, dict[str, dict[str, Any]]] = {t: {} for t in _ROWS}
+    sessions: list[tuple[Any, ...]] = []
     if path.is_file():
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         try:
@@ -97,11 +106,15 @@ def disagreements(root: Path, events: Iterable[Event]) -> list[tuple[str, str]]:
                     found[table][row[0]] = {
                         **dict(zip(columns, row[1:len(columns) + 1], strict=True)),
                         "credential": credential_digest(*row[len(columns) + 1:])}
+            sessions = db.execute(
+                "SELECT token_hash, name, csrf, expires_at FROM sessions").fetchall()
         except sqlite3.DatabaseError as exc:
             return [(FILE, f"does not read as the account database: {exc}")]
         finally:
             db.close()
-    problems = _sessions(path, events_list) if path.is_file() else []
+    events = list(events_of())
+    want = expected(events)
+    problems = _sessions(sessions, events)
     for table, (key, _, _) in _ROWS.items():
         mine, theirs = found[table], want[table]
         for ident in sorted(set(mine) | set(theirs), key=str):
@@ -122,21 +135,17 @@ def disagreements(root: Path, events: Iterable[Event]) -> list[tuple[str, str]]:
     return problems
 
 
-def _sessions(path: Path, events: list[Event]) -> list[tuple[str, str]]:
-    """Session rows no login event recorded (a row an older login made, without a digest,
-    is trusted until it could have expired)."""
+def _sessions(rows: list[tuple[Any, ...]], events: list[Event]) -> list[tuple[str, str]]:
+    """Session rows no login event recorded, or whose logout was journaled (a row put back
+    after its logout); a row an older login made, without a digest, is trusted until it
+    could have expired."""
     logins = [e for e in events if e.kind == "login"]
-    recorded = {e.payload["credential"] for e in logins if "credential" in e.payload}
+    recorded = ({e.payload["credential"] for e in logins if "credential" in e.payload}
+                - {e.payload["credential"] for e in events
+                   if e.kind == "logout" and "credential" in e.payload})
     undigested = [e.at for e in logins if "credential" not in e.payload]
     trusted_until = (datetime.fromisoformat(max(undigested)) + timedelta(hours=SESSION_HOURS)
                      if undigested else None)
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        rows = db.execute("SELECT token_hash, name, csrf, expires_at FROM sessions").fetchall()
-    except sqlite3.DatabaseError as exc:
-        return [(FILE, f"does not read as the account database: {exc}")]
-    finally:
-        db.close()
     problems = []
     for token_hash, name, csrf, expires_at in rows:
         if credential_digest(token_hash, name, csrf, expires_at) in recorded:
@@ -148,7 +157,7 @@ def _sessions(path: Path, events: list[Event]) -> list[tuple[str, str]]:
             older = False
         if not older:
             problems.append((f"{FILE} sessions name={name}",
-                             "no login event recorded this session"))
+                             "no login event recorded this session (or it was logged out)"))
     return problems
 
 

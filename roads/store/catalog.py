@@ -348,6 +348,13 @@ def is_stored(db: sqlite3.Connection, table_id: str, shoe_id: str) -> bool:
                       (table_id, shoe_id)).fetchone() is not None
 
 
+def removed_paths(events: Iterable[Event]) -> set[str]:
+    """Paths a committed compaction or purge removed (a kill during its deletions leaves
+    some behind: the next bulk run's sweep deletes them, verify names them as such)."""
+    return {path for e in events if e.kind in ("store_compacted", "data_purged")
+            for path in e.payload.get("removed", ())}
+
+
 def replay(events: Iterable[Event]) -> dict[str, FileEntry]:
     """The live files as the journal's file events say, from scratch (for verification)."""
     live: dict[str, FileEntry] = {}

@@ -472,8 +472,8 @@ class Store:
         sign the head a write killed before its checkpoint left unsigned."""
         db = self.journal.connection()
         listed = {r[0] for r in db.execute("SELECT path FROM catalog").fetchall()}
-        removed_before = {p for e in self.journal.of_kinds(("store_compacted", "data_purged"))
-                          for p in e.payload.get("removed", ())}
+        removed_before = catalog.removed_paths(
+            self.journal.of_kinds(("store_compacted", "data_purged")))
         gone = []
         for rel in data_files(self.root):
             name = rel.rsplit("/", 1)[-1]

@@ -43,7 +43,7 @@ from roads.schema import COUPS, conform
 from roads.store import accounts, catalog, checkpoint
 from roads.store.catalog import KEYS, FileEntry
 from roads.store.digest import combine_leaves, coups_digest, leaf, shoe_digests, table_digest
-from roads.store.journal import FILE_KINDS, Event
+from roads.store.journal import FILE_KINDS
 from roads.store.layout import data_files, temporary_files
 from roads.store.store import shoe_index_frame
 
@@ -199,14 +199,6 @@ def _attachments(store: Store, report: Report) -> None:
                 report.add("altered", item["path"], "its SHA-256 is not the one journaled")
 
 
-def _removed(events: list[Event]) -> set[str]:
-    """Paths a committed compaction or purge removed (a kill during its deletions leaves
-    some behind, for the next one's sweep)."""
-    return {p if isinstance(p, str) else p["path"]
-            for e in events if e.kind in ("store_compacted", "data_purged")
-            for p in e.payload.get("removed", ())}
-
-
 def _unaccounted(store: Store, entries: list[FileEntry], report: Report,
                  removed: set[str]) -> None:
     listed = {e.path for e in entries}
@@ -227,10 +219,10 @@ def cheap_problems(store: Store) -> list[dict[str, str]]:
     entries = catalog.files(store.journal.connection())
     _present(store, entries, report, None)
     _unaccounted(store, entries, report,
-                 _removed(store.journal.of_kinds(("store_compacted", "data_purged"))))
+                 catalog.removed_paths(store.journal.of_kinds(("store_compacted", "data_purged"))))
     _checkpoints(store, report)
-    for where, detail in accounts.disagreements(store.root,
-                                                store.journal.of_kinds(accounts.KINDS)):
+    for where, detail in accounts.disagreements(
+            store.root, lambda: store.journal.of_kinds(accounts.KINDS)):
         report.add("accounts", where, detail)
     return report.problems
 
@@ -272,8 +264,8 @@ def verify(store: Store, deep: bool = False,
             report.add("chain", f"event {chain.first_bad_seq}", chain.reason or "chain broken")
         _checkpoints(store, report, whole=True, anchor=anchor)
         _attachments(store, report)
-        for where, detail in accounts.disagreements(store.root,
-                                                    journal.of_kinds(accounts.KINDS)):
+        for where, detail in accounts.disagreements(
+                store.root, lambda: journal.of_kinds(accounts.KINDS)):
             report.add("accounts", where, detail)
         file_events = journal.of_kinds(FILE_KINDS)
         replayed = catalog.replay(file_events)
@@ -292,7 +284,7 @@ def verify(store: Store, deep: bool = False,
                 hashing[e.path] = pool.submit(digest, e)
         hashes = {p: h for p, f in hashing.items() if (h := f.result()) is not None}
         intact = _present(store, entries, report, hashes)
-        _unaccounted(store, entries, report, _removed(file_events))
+        _unaccounted(store, entries, report, catalog.removed_paths(file_events))
         _held_twice(store, entries, intact, report, pool,
                     (shoe_tables[0].result(), shoe_tables[1].result()), contents)
         against_journal = sealed.result()

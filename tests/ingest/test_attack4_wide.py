@@ -45,3 +45,30 @@ def test_a_header_at_the_limit_is_read(tmp_path: Path) -> None:
     path = _wide(tmp_path / "wide.csv", 60)
     ingest([path], store, ReadOptions(), get_rules("standard-8"))
     assert store.read.coups().height == 1
+
+
+@pytest.mark.parametrize(("content", "words"), [
+    ("table,shoe,coup,result\nT1,S1,1,B\n".encode("utf-16"), "UTF-16 or binary"),
+    (b"table,shoe,coup,result\rT1,S1,1,B\rT1,S1,2,P\r", "CR alone"),
+])
+def test_a_file_polars_would_misread_is_refused_in_words(tmp_path: Path, content: bytes,
+                                                         words: str) -> None:
+    """A UTF-16 export (its header echoed NUL bytes) or a CR-only file ("no outcome or
+    card columns") is named for what it is, in one printable line, and nothing is made."""
+    path = tmp_path / "export.csv"
+    path.write_bytes(content)
+    result = CliRunner().invoke(main, ["ingest", str(path), "--store", str(tmp_path / "s")])
+    assert result.exit_code == 2
+    [line] = result.output.splitlines()
+    assert words in line and str(path) in line and line.isprintable()
+    assert not (tmp_path / "s" / "coups").exists()
+
+
+def test_an_error_line_escapes_control_characters(capsys: pytest.CaptureFixture[str]
+                                                  ) -> None:
+    from roads.cli import _fail
+
+    with pytest.raises(SystemExit) as stop:
+        _fail("bad\x00name\x1b[31m, café 百家乐")
+    assert stop.value.code == 2
+    assert capsys.readouterr().err == "roads: error: bad\\x00name\\x1b[31m, café 百家乐\n"

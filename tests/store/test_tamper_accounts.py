@@ -159,3 +159,36 @@ def test_a_session_of_a_login_journaled_without_its_digest_is_trusted_while_it_l
     assert _accounts(store) == []
     _edit(store, "UPDATE sessions SET expires_at = '2099-01-01T00:00:00+00:00'")
     assert [p["where"] for p in _accounts(store)] == ["auth.sqlite sessions name=vic"]
+
+
+def test_a_session_moved_to_a_user_whose_name_prefixes_its_own_is_named(store: Store) -> None:
+    """Characters moved from the name into the CSRF token (victor -> vic + tor...) keep
+    the concatenated fields the same: the digest is of each field on its own."""
+    auth = Auth(store.root, store.journal)
+    auth.add_user("victor", "viewer", PASSWORD)
+    auth.login("victor", PASSWORD)
+    assert verify(store).ok
+    _edit(store, "UPDATE sessions SET name = 'vic', csrf = 'tor' || csrf "
+                 "WHERE name = 'victor'")
+    assert [p["where"] for p in _accounts(store)] == ["auth.sqlite sessions name=vic"]
+
+
+def test_a_session_put_back_after_its_logout_is_named(store: Store) -> None:
+    auth = Auth(store.root, store.journal)
+    token, _ = auth.login("vic", PASSWORD)
+    db = sqlite3.connect(store.root / "auth.sqlite")
+    [row] = db.execute("SELECT * FROM sessions").fetchall()
+    db.close()
+    auth.logout(token)
+    assert verify(store).ok
+    _edit(store, "INSERT INTO sessions VALUES ('{}', '{}', '{}', '{}')".format(*row))
+    [problem] = _accounts(store)
+    assert "logged out" in problem["detail"]
+
+
+def test_a_credential_of_the_wrong_type_is_named_not_a_crash(store: Store) -> None:
+    _edit(store, "UPDATE users SET salt = 5 WHERE name = 'ana'")
+    [problem] = _accounts(store)
+    assert problem["where"] == "auth.sqlite users name=ana"
+    assert "stored credential" in problem["detail"]
+    assert [p["kind"] for p in cheap_problems(store)] == ["accounts"]
