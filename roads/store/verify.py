@@ -43,7 +43,7 @@ from roads.schema import COUPS, conform
 from roads.store import accounts, catalog, checkpoint
 from roads.store.catalog import KEYS, FileEntry
 from roads.store.digest import combine_leaves, coups_digest, leaf, shoe_digests, table_digest
-from roads.store.journal import FILE_KINDS
+from roads.store.journal import FILE_KINDS, Event
 from roads.store.layout import data_files, temporary_files
 from roads.store.store import shoe_index_frame
 
@@ -90,47 +90,54 @@ def _sha256(path: Path) -> str:
         return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
-def _checkpoints(store: Store, report: Report, whole: bool = False,
+def _checkpoints(store: Store, report: Report, file_events: list[Event] | None = None,
                  anchor: Path | None = None) -> None:
-    """The store's checkpoints against its journal; ``whole``: also that no file event
-    follows the newest one (a removed checkpoint file, or a write killed before it signed:
-    the next write signs it); ``anchor``: a copy of checkpoints kept off the machine, each
-    of which the journal must still hold."""
+    """The store's checkpoints against its journal; with ``file_events`` (the journal's):
+    also that none follows the newest checkpoint (a removed checkpoint file, or a write
+    killed before it signed: the next write signs it); ``anchor``: a copy of checkpoints
+    kept off the machine, each of which the journal must still hold."""
     public = store.root / checkpoint.PUBLIC
     try:
         points = checkpoint.read(store.root / checkpoint.DIRECTORY / checkpoint.FILE)
     except ValueError as exc:
         report.add("checkpoint", checkpoint.FILE, str(exc))
         return
-    if whole:
-        _unsigned(store, points, report)
+    if file_events is not None:
+        _unsigned(points, file_events, report)
     if anchor is not None:
         _anchored(store, anchor, report)
     if not public.exists():
         if points:
             report.add("checkpoint", checkpoint.PUBLIC, "the store's public key is missing")
         return
+    problem = _held_by_journal(store, points, public)
+    if problem:
+        report.add("checkpoint", checkpoint.FILE, problem)
+
+
+def _held_by_journal(store: Store, points: list[checkpoint.Checkpoint], public: Path
+                     ) -> str | None:
+    """The first checkpoint the journal no longer holds (signed by the store's key)."""
 
     def head_of(seq: int) -> str | None:
         event = store.journal.at(seq)
         return None if event is None else event.hash
 
-    problem = checkpoint.check(points, public.read_bytes(), head_of, store.journal.head()[0])
-    if problem:
-        report.add("checkpoint", checkpoint.FILE, problem)
+    return checkpoint.check(points, public.read_bytes(), head_of, store.journal.head()[0])
 
 
-def _unsigned(store: Store, points: list[checkpoint.Checkpoint], report: Report) -> None:
+def _unsigned(points: list[checkpoint.Checkpoint], file_events: list[Event],
+              report: Report) -> None:
     newest = points[-1].seq if points else 0
-    unsigned = store.journal.count_after(FILE_KINDS, newest)
+    unsigned = [e for e in file_events if e.seq > newest]
     if not unsigned:
         return
-    first = store.journal.of_kinds(FILE_KINDS, newest)[0]
+    first = unsigned[0]
     why = ("there is no checkpoint at all: the checkpoints were removed" if not points else
            "a write killed before it signed (the store's next write signs it), or the "
            "newest checkpoints were removed")
     report.add("checkpoint", f"event {first.seq}",
-               f"{unsigned:,} file event(s) from this {first.kind} on are covered by no "
+               f"{len(unsigned):,} file event(s) from this {first.kind} on are covered by no "
                f"signed checkpoint: {why}")
 
 
@@ -153,12 +160,7 @@ def _anchored(store: Store, anchor: Path, report: Report) -> None:
     if not public.exists():
         report.add("checkpoint", where, "the store's public key is missing")
         return
-
-    def head_of(seq: int) -> str | None:
-        event = store.journal.at(seq)
-        return None if event is None else event.hash
-
-    problem = checkpoint.check(points, public.read_bytes(), head_of, store.journal.head()[0])
+    problem = _held_by_journal(store, points, public)
     if problem:
         report.add("checkpoint", where, problem + (
             " (the store's key was replaced, and its checkpoints re-signed)"
@@ -262,12 +264,12 @@ def verify(store: Store, deep: bool = False,
         report.events = chain.events
         if not chain.ok:
             report.add("chain", f"event {chain.first_bad_seq}", chain.reason or "chain broken")
-        _checkpoints(store, report, whole=True, anchor=anchor)
+        file_events = journal.of_kinds(FILE_KINDS)
+        _checkpoints(store, report, file_events, anchor)
         _attachments(store, report)
         for where, detail in accounts.disagreements(
                 store.root, lambda: journal.of_kinds(accounts.KINDS)):
             report.add("accounts", where, detail)
-        file_events = journal.of_kinds(FILE_KINDS)
         replayed = catalog.replay(file_events)
         derived = {e.path: e for e in listed_files}
         for path in sorted(set(replayed) | set(derived)):

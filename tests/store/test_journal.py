@@ -150,6 +150,25 @@ def test_refused_action_in_a_shared_commit_leaves_the_others(tmp_path: Path) -> 
     assert store.journal.verify().ok and store.journal.head()[0] == 0
 
 
+def _holding(release: threading.Event) -> Any:
+    """An action that holds the writer until ``release``, so the next ones queue into one
+    batch."""
+    def blocker(tx: Any) -> Any:
+        release.wait(30)
+        return tx.append("shoe_opened", "T0", "S0", {}, "d")
+    return blocker
+
+
+def _opening(table: str) -> Any:
+    return lambda tx: tx.append("shoe_opened", table, "S1", {}, "d")
+
+
+def _failing(tx: Any) -> Any:
+    """An unexpected error (not a refusal) after an append."""
+    tx.append("shoe_opened", "TX", "S1", {}, "d")
+    raise RuntimeError("the disk is full")
+
+
 def test_a_failing_action_does_not_fail_the_others_of_its_shared_commit(tmp_path: Path
                                                                          ) -> None:
     """An unexpected error (not a refusal) in one action of a shared commit rolls the batch
@@ -157,21 +176,9 @@ def test_a_failing_action_does_not_fail_the_others_of_its_shared_commit(tmp_path
     journal = Store.create(tmp_path).journal
     committer = GroupCommitter(journal)
     release = threading.Event()
-
-    def blocker(tx: Any) -> Any:
-        release.wait(30)  # (holds the writer so the next three queue into one batch)
-        return tx.append("shoe_opened", "T0", "S0", {}, "d")
-
-    def opening(table: str) -> Any:
-        return lambda tx: tx.append("shoe_opened", table, "S1", {}, "d")
-
-    def failing(tx: Any) -> Any:
-        tx.append("shoe_opened", "TX", "S1", {}, "d")
-        raise RuntimeError("the disk is full")
-
-    first = committer.submit(blocker)
-    queued = [committer.submit(opening("T1")), committer.submit(failing),
-              committer.submit(opening("T2"))]
+    first = committer.submit(_holding(release))
+    queued = [committer.submit(_opening("T1")), committer.submit(_failing),
+              committer.submit(_opening("T2"))]
     release.set()
     first.result(30)
     assert queued[0].result(30).table_id == "T1" and queued[2].result(30).table_id == "T2"
@@ -189,19 +196,8 @@ def test_run_answers_each_caller_with_its_own_outcome(tmp_path: Path) -> None:
     committer = GroupCommitter(journal)
     release = threading.Event()
 
-    def blocker(tx: Any) -> Any:
-        release.wait(30)  # (holds the writer so the callers below queue into one batch)
-        return tx.append("shoe_opened", "T0", "S0", {}, "d")
-
-    def opening(table: str) -> Any:
-        return lambda tx: tx.append("shoe_opened", table, "S1", {}, "d")
-
     def refused(tx: Any) -> Any:
         raise LiveError("table T8 has no open shoe")
-
-    def failing(tx: Any) -> Any:
-        tx.append("shoe_opened", "TX", "S1", {}, "d")
-        raise RuntimeError("the disk is full")
 
     def call(action: Any) -> Any:
         try:
@@ -209,9 +205,10 @@ def test_run_answers_each_caller_with_its_own_outcome(tmp_path: Path) -> None:
         except Exception as exc:  # (the outcome under test)
             return exc
 
-    first = committer.submit(blocker)
+    first = committer.submit(_holding(release))
     with ThreadPoolExecutor(4) as pool:
-        calls = [pool.submit(call, a) for a in (opening("T1"), refused, failing, opening("T2"))]
+        calls = [pool.submit(call, a)
+                 for a in (_opening("T1"), refused, _failing, _opening("T2"))]
         deadline = time.monotonic() + 30
         while committer._queue.qsize() < 4 and time.monotonic() < deadline:
             time.sleep(0.01)

@@ -20,6 +20,7 @@ from roads.rules import get_rules
 from roads.store import Selection, Store, StoreReadError
 from roads.store.verify import verify as verify_store
 from tests.floor import Floor
+from tests.store.rechain import rechain
 
 
 @pytest.fixture(scope="module")
@@ -142,25 +143,9 @@ def test_a_truncated_journal_is_named(store: Store, tmp_path: Path) -> None:
 
 
 def test_a_rechained_journal_is_named(store: Store, tmp_path: Path) -> None:
-    from roads.store.journal import event_hash
-
     events = store.journal.events()
     coup = next(e for e in events if e.kind == "coup_entered")
-    payload = {**coup.payload, "outcome": "T"}
-    prev = coup.prev_hash
-    db = sqlite3.connect(store.root / "journal.sqlite")
-    db.executescript("DROP TRIGGER events_no_update; DROP TRIGGER events_no_delete;")
-    import json
-
-    for e in events[coup.seq - 1:]:
-        body = payload if e.seq == coup.seq else e.payload
-        digest = event_hash(prev, e.seq, e.at, e.kind, e.table_id, e.shoe_id, e.actor, body)
-        db.execute("UPDATE events SET payload = ?, prev_hash = ?, hash = ? WHERE seq = ?",
-                   (json.dumps(body, sort_keys=True, separators=(",", ":")), prev, digest,
-                    e.seq))
-        prev = digest
-    db.commit()
-    db.close()
+    rechain(store.root / "journal.sqlite", events, coup, {**coup.payload, "outcome": "T"})
     fresh = Store.open(store.root)
     assert fresh.journal.verify().ok  # the chain itself holds...
     kinds = _kinds(fresh)

@@ -12,6 +12,7 @@ import pytest
 from roads.auth import Auth
 from roads.store import Store
 from roads.store.verify import cheap_problems, verify
+from tests.store.rechain import rechain
 
 PASSWORD = "correct horse battery"
 
@@ -138,24 +139,9 @@ def test_a_session_of_a_login_journaled_without_its_digest_is_trusted_while_it_l
     until it could have expired; one lasting longer is named."""
     Auth(store.root, store.journal).login("vic", PASSWORD)
     [login] = store.journal.of_kinds(("login",))
-    db = sqlite3.connect(store.root / "journal.sqlite")
-    payload = {k: v for k, v in login.payload.items() if k != "credential"}
-    import json
-
-    from roads.store.journal import event_hash
-
-    db.executescript("DROP TRIGGER events_no_update; DROP TRIGGER events_no_delete;")
-    events = store.journal.events()
-    prev = login.prev_hash
-    for e in events[login.seq - 1:]:  # re-chain: the older format, as that code wrote it
-        body = payload if e.seq == login.seq else e.payload
-        digest = event_hash(prev, e.seq, e.at, e.kind, e.table_id, e.shoe_id, e.actor, body)
-        db.execute("UPDATE events SET payload = ?, prev_hash = ?, hash = ? WHERE seq = ?",
-                   (json.dumps(body, sort_keys=True, separators=(",", ":")), prev, digest,
-                    e.seq))
-        prev = digest
-    db.commit()
-    db.close()
+    # the older format, as that code wrote it (re-chained, so the chain holds)
+    rechain(store.root / "journal.sqlite", store.journal.events(), login,
+            {k: v for k, v in login.payload.items() if k != "credential"})
     assert _accounts(store) == []
     _edit(store, "UPDATE sessions SET expires_at = '2099-01-01T00:00:00+00:00'")
     assert [p["where"] for p in _accounts(store)] == ["auth.sqlite sessions name=vic"]

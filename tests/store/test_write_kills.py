@@ -133,6 +133,13 @@ def sealed_whole(pristine: Path, tmp_path_factory: pytest.TempPathFactory) -> Wh
     return _reads(store), data_files(store.root), _sealed(store, "L2", "S1")
 
 
+def _seal_killed(pristine: Path, root: Path, at: str) -> Store:
+    """A copy of the pristine store at ``root``, its open shoe's close killed at ``at``."""
+    _copy(pristine, root)
+    _killed(root, "close", at)
+    return Store.open(root)
+
+
 def _recovered(root: Path, sealed_whole: Whole) -> None:
     """Reopening the service seals the shoe once, and the store is the oracle's."""
     store = Store.open(root)
@@ -149,9 +156,7 @@ def _recovered(root: Path, sealed_whole: Whole) -> None:
 def test_a_seal_killed_after_its_files_are_written(pristine: Path, tmp_path: Path,
                                                    sealed_whole: Whole) -> None:
     root = tmp_path / "store"
-    _copy(pristine, root)
-    _killed(root, "close", "seal:files-written")
-    store = Store.open(root)
+    store = _seal_killed(pristine, root, "seal:files-written")
     # Partial: the shoe is closed, not sealed; every reader reads it from the journal.
     assert store.unsealed_closed() == [("L2", "S1")]
     _assert_reads(store, sealed_whole[0])
@@ -166,9 +171,7 @@ def test_a_seal_killed_while_writing_a_file(pristine: Path, tmp_path: Path,
     """Killed with a file written under its temporary name: the recovery's seal removes
     that temporary (no later write would: the name is unique to the killed attempt)."""
     root = tmp_path / "store"
-    _copy(pristine, root)
-    _killed(root, "close", "store:temporary-written")
-    store = Store.open(root)
+    store = _seal_killed(pristine, root, "store:temporary-written")
     _assert_reads(store, sealed_whole[0])
     left = _leftovers(store)
     temporaries = temporary_files(root)
@@ -181,9 +184,7 @@ def test_a_seal_killed_after_its_commit_is_whole(pristine: Path, tmp_path: Path,
                                                  sealed_whole: Whole) -> None:
     """Killed between the seal's commit and its checkpoint: sealed, nothing to recover."""
     root = tmp_path / "store"
-    _copy(pristine, root)
-    _killed(root, "close", "store:committed")
-    store = Store.open(root)
+    store = _seal_killed(pristine, root, "store:committed")
     assert store.unsealed_closed() == []
     _assert_reads(store, sealed_whole[0])
     # Partial: the seal is whole, but no signed checkpoint covers its event yet.
