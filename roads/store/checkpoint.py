@@ -84,6 +84,18 @@ def _private_key(root: Path) -> Any:
     return _parsed_key(path, stat.st_mtime_ns, stat.st_size, stat.st_ino)
 
 
+def _public_fingerprint(root: Path) -> str:
+    """The fingerprint every checkpoint names, read once per key file (every seal signs)."""
+    path = root / PUBLIC
+    stat = path.stat()
+    return _fingerprint_of(path, stat.st_mtime_ns, stat.st_size, stat.st_ino)
+
+
+@functools.lru_cache(maxsize=8)
+def _fingerprint_of(path: Path, mtime_ns: int, size: int, inode: int) -> str:
+    return fingerprint(path.read_bytes())
+
+
 @functools.lru_cache(maxsize=8)
 def _parsed_key(path: Path, mtime_ns: int, size: int, inode: int) -> Any:
     from cryptography.hazmat.primitives.serialization import load_pem_private_key
@@ -104,9 +116,8 @@ def write(root: Path, journal: Journal) -> Checkpoint:
         fcntl.flock(fh, fcntl.LOCK_EX)  # released when the file closes
         seq, head = journal.head()
         at = now_utc()
-        public = (root / PUBLIC).read_bytes()
         signature = _private_key(root).sign(signed_message(seq, head, at)).hex()
-        point = Checkpoint(seq, head, at, fingerprint(public), signature)
+        point = Checkpoint(seq, head, at, _public_fingerprint(root), signature)
         fh.write(json.dumps(point.to_json(), sort_keys=True) + "\n")
         fh.flush()
         os.fsync(fh.fileno())
