@@ -7,6 +7,8 @@ same reason in the same words wherever it comes from.
 from __future__ import annotations
 
 import re
+import unicodedata
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 
 from roads.schema import ID_MAX, ID_PATTERN, max_coups
@@ -32,6 +34,17 @@ def id_problem(field: str, value: object) -> str | None:
         return f"{field} is {len(value):,} characters long; ids have at most {ID_MAX}"
     if not ID_RE.match(value):
         return f"{field} {value[:20]!r} may hold only {ID_CHARACTERS}"
+    return None
+
+
+def lookalike(value: str, known: Iterable[str]) -> str | None:
+    """A known id that reads as ``value`` but is spelt differently (``t01`` / ``T01``, the
+    full-width ``Ｔ01``), or None: a typed variant of a table must not become a second table
+    that screens and reports show beside the real one."""
+    key = unicodedata.normalize("NFKC", value).casefold()
+    for other in known:
+        if other != value and unicodedata.normalize("NFKC", other).casefold() == key:
+            return other
     return None
 
 

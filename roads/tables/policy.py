@@ -4,7 +4,9 @@ the permissions of its role (a user) or of its scope (a table's API key).
 A table key is what a card-reading shoe or a table system holds: it may open a shoe, enter
 coups and close the shoe, at its own table only. People act through their role
 (``roads.auth.PERMISSIONS``): dealers enter and ask for corrections, supervisors also
-approve them (never their own), auditors read and export, viewers read.
+approve them (never their own), auditors read and export, viewers read. On a floor whose
+site lists its tables, only a supervisor opens the first shoe of a table it does not list, so a
+mistyped table id is refused instead of becoming a new table.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from roads.errors import InputError
 ACTION_PERMISSION = {
     "open_shoe": "enter", "enter_coup": "enter", "close_shoe": "enter", "close_table": "enter",
     "ask": "enter", "preview": "enter", "request_correction": "request_correction",
-    "decide_correction": "approve", "read": "read", "audit": "audit", "export": "audit",
+    "decide_correction": "approve", "open_table": "approve", "read": "read", "audit": "audit",
+    "export": "audit",
 }
 #: What a table key may do (at its own table).
 KEY_ACTIONS = frozenset({"open_shoe", "enter_coup", "close_shoe"})

@@ -26,7 +26,7 @@ from roads.store.journal import Action, GroupCommitter
 from roads.tables import actions
 from roads.tables.actions import LiveError, Posted
 from roads.tables.open_shoes import OpenShoes
-from roads.tables.policy import Actor, authorize
+from roads.tables.policy import Actor, Forbidden, authorize
 from roads.tables.state import LiveTables, TableState, corrected_coups, coup_rows
 
 DEMO_DEALER = Actor("demo-dealer", "dealer")
@@ -43,11 +43,12 @@ def preset_rule_set(name: str) -> RuleSet:
 @dataclass(frozen=True, slots=True)
 class Settings:
     """What a deployment chooses: how far a coup's ``dealt_at`` may be from the journal's
-    clock, and which rule sets its tables may name (presets, or the site's registered
-    files)."""
+    clock, which rule sets its tables may name (presets, or the site's registered files),
+    and the tables on its floor (none listed: any table id may be opened)."""
 
     tolerance: timedelta = bounds.DEALT_AT_TOLERANCE
     rule_set: Callable[[str], RuleSet] = preset_rule_set
+    tables: frozenset[str] = frozenset()
 
 
 class TableService:
@@ -74,9 +75,27 @@ class TableService:
                   burn_cards: list[str] | None = None, cut_card_index: int | None = None,
                   source: str = "live") -> Event:
         authorize(actor, "open_shoe", table_id)
+        self._new_table(actor, table_id)
         rule_set = self.settings.rule_set(rules)
         return self._run(actions.open_shoe(table_id, shoe_id, rule_set, actor.name,
                                                   source, burn_cards, cut_card_index))
+
+    def _new_table(self, actor: Actor, table_id: str) -> None:
+        """Refuse a table id that only looks like a known table, and, on a floor that lists
+        its tables, a first shoe at an unlisted table by anyone but a supervisor (a table key
+        was issued for its table by one)."""
+        if table_id in self.settings.tables or self.journal.table_head(table_id) > 0:
+            return
+        known = {*self.settings.tables, *self.store.read.tables()}
+        if table_id in known:
+            return
+        twin = bounds.lookalike(table_id, known)
+        if twin is not None:
+            raise LiveError(f"table {table_id!r} looks like table {twin!r}; use its id as "
+                            "written, or choose an id that does not read the same")
+        if self.settings.tables and actor.role is not None and not actor.may("open_table"):
+            raise Forbidden(f"table {table_id} is not on this floor's list of tables; a "
+                            "supervisor opens a new table's first shoe")
 
     def enter_coup(self, actor: Actor, table_id: str, entry: CoupEntry,
                    shoe_id: str | None = None, coup: int | None = None) -> tuple[Event, bool]:

@@ -232,3 +232,16 @@ def test_the_overview_card_counts_in_words(server: Server) -> None:
     card = repr(table_card(server.ctx.service.table_state("T1"), "Salon 1"))
     assert "'1 coup'" in card and "1 coups" not in card
     assert "1 correction awaiting approval" in card and "last: Player" in card
+
+
+def test_a_dealer_cannot_open_an_unlisted_table_from_the_operator_screen(server: Server) -> None:
+    csrf = server.login("dealer")
+    r = server.client.post("/operator/T9/action", json={"action": "open_shoe", "shoe_id": "S1"},
+                           headers={"X-CSRF-Token": csrf})
+    # a refusal is the screen's answer in words (200, ok false), as for an impossible coup
+    assert r.json()["ok"] is False and "T9 is not on this floor's list" in r.json()["detail"]
+    assert server.ctx.service.journal.table_head("T9") == 0
+    r = server.client.post("/operator/t1/action", json={"action": "open_shoe", "shoe_id": "S1"},
+                           headers={"X-CSRF-Token": server.login("super")})
+    assert r.json()["ok"] is False and "looks like table 'T1'" in r.json()["detail"], r.text
+    assert server.ctx.service.journal.table_head("t1") == 0

@@ -159,3 +159,29 @@ def test_state_equals_entries_minus_approved_voids(coups: list[tuple[str, bool]]
         assert state.pending_corrections == []
         read = floor.store.read.coups(Selection("T1", "S1"))
         assert list(zip(read["coup"], read["outcome"], strict=True)) == kept
+
+
+def test_a_listed_floor_takes_a_new_table_only_from_a_supervisor(tmp_path: Path) -> None:
+    from roads.tables import Settings, TableService
+
+    store = Floor(tmp_path).store
+    service = TableService(store, Settings(tables=frozenset({"T01"})))
+    service.open_shoe(DEALER, "T01", "S1")
+    with pytest.raises(Forbidden, match="table T02 is not on this floor's list"):
+        service.open_shoe(DEALER, "T02", "S1")
+    assert store.journal.table_head("T02") == 0
+    service.open_shoe(Actor.key("k9", "T03"), "T03", "S1")  # a key was issued for its table
+    service.open_shoe(SUPERVISOR, "T02", "S1")
+    service.close_shoe(SUPERVISOR, "T02")
+    service.open_shoe(DEALER, "T02", "S2")  # the journal knows T02 now
+
+
+@pytest.mark.parametrize("typed", ["t01", "\uff34\uff10\uff11", "T\uff101"])
+def test_a_table_id_that_reads_as_a_known_one_is_refused(tmp_path: Path, typed: str) -> None:
+    floor = Floor(tmp_path)
+    floor.open_shoe("T01", "S1")
+    for who in (DEALER, SUPERVISOR):
+        with pytest.raises(LiveError, match="looks like table 'T01'"):
+            floor.service.open_shoe(who, typed, "S1")
+    assert floor.store.journal.table_head(typed) == 0
+    floor.open_shoe("T011", "S1")  # a different id is a different table
