@@ -347,11 +347,56 @@ _POLARS_ADVICE = re.compile(r"\s*(The current offset in the file is (\d+) bytes\
                             r"You might want to try:.*?(?=Original error)", re.DOTALL)
 
 
+def quote_problem(path: Path) -> tuple[int, str] | None:
+    """The first line at which the file breaks CSV's quoting, and how, or None.
+
+    Polars names a byte offset of the chunk it was parsing, often far from the fault; this
+    walks the file once the way RFC 4180 reads it (a quote opens a field only at its start;
+    ``""`` inside one is a quote) and names the line a person can open. Lines without a
+    quote, outside a quoted field, are skipped at the speed of a byte search."""
+    sep = separator(path).encode()
+    field = b'(?:"(?:[^"]|"")*"|[^"%s\r\n]*)' % re.escape(sep)
+    whole = re.compile(b"%s(?:%s%s)*\r?\n?" % (field, re.escape(sep), field))
+    opened = 0  # the line a still-open quoted field began on
+    with path.open("rb") as fh:
+        for number, line in enumerate(fh, start=1):
+            if not opened and (b'"' not in line or whole.fullmatch(line)):
+                continue
+            at_start, quoted, closed = not opened, bool(opened), False
+            for byte in line.rstrip(b"\r\n") if not opened else line:
+                char = bytes((byte,))
+                if quoted:
+                    if char == b'"':
+                        quoted, closed = False, True
+                    continue
+                if closed and char == b'"':  # a doubled quote inside a quoted field
+                    quoted, closed = True, False
+                elif char == sep or char in b"\r\n":
+                    at_start, closed = True, False
+                elif closed:
+                    return number, "text follows a closing quote in the same field"
+                elif char == b'"':
+                    if not at_start:
+                        return number, "a quote inside a field that does not start with one"
+                    quoted, at_start = True, False
+                    opened = opened or number
+                else:
+                    at_start = False
+            opened = opened if quoted else 0
+    return (opened, "a quoted field opens on this line and is never closed") if opened else None
+
+
 def not_csv(path: Path, exc: Exception) -> str:
-    """One line for a file polars could not read as CSV: what it found and where (the
-    byte offset), without its advice on its own parameters (``ignore_errors``,
-    ``infer_schema_length``: nothing a `roads` user can set), control characters escaped."""
+    """One line for a file polars could not read as CSV: the line where its quoting breaks
+    (:func:`quote_problem`) or else polars' byte offset, and what polars found, without its
+    advice on its own parameters (``ignore_errors``, ``infer_schema_length``: nothing a
+    `roads` user can set), control characters escaped."""
     text = str(exc)
+    problem = quote_problem(path)
+    if problem is not None:
+        line, why = problem
+        return f"{path} line {line:,}: cannot be read as CSV: {why} (nothing was stored; " \
+            "quote the whole field, doubling quotes inside it, or remove the quote)"
     offset = re.search(r"The current offset in the file is (\d+) bytes", text)
     parts = [" ".join(line.strip() for line in part.splitlines() if line.strip())
              for part in _POLARS_ADVICE.sub("\n\n", text).replace("```", "").split("\n\n")]
