@@ -25,7 +25,6 @@ decodes every row again.
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
@@ -43,6 +42,7 @@ from roads.schema import COUPS, conform
 from roads.store import accounts, catalog, checkpoint
 from roads.store.catalog import KEYS, FileEntry
 from roads.store.digest import combine_leaves, coups_digest, leaf, shoe_digests, table_digest
+from roads.store.early import EarlyReads, column_arrays, sha256_of
 from roads.store.journal import FILE_KINDS, Event
 from roads.store.layout import data_files, temporary_files
 from roads.store.store import shoe_index_frame
@@ -84,10 +84,7 @@ class Report:
                 "problems": self.problems}
 
 
-def _sha256(path: Path) -> str:
-    """A file's SHA-256 (``file_digest`` reads into one buffer: no fresh pages a block)."""
-    with path.open("rb") as fh:
-        return hashlib.file_digest(fh, "sha256").hexdigest()
+_sha256 = sha256_of
 
 
 def _checkpoints(store: Store, report: Report, file_events: list[Event] | None = None,
@@ -231,29 +228,38 @@ def cheap_problems(store: Store) -> list[dict[str, str]]:
 
 def verify(store: Store, deep: bool = False,
            progress: Callable[[int], object] | None = None,
-           anchor: Path | None = None) -> Report:
+           anchor: Path | None = None, early: EarlyReads | None = None) -> Report:
     """Re-read every file and the journal; every problem found (see the module doc).
 
     The work that waits on the disk or runs in C goes to other threads from the start,
     beside the journal's checks in Python: every file's SHA-256 and what it holds (from the
     catalogue's list, before the journal's own list is replayed), the catalogue's shoe
-    tables, and the sealed shoes against their journal events. Problems are reported in the
-    same order whatever finishes first."""
+    tables, and the sealed shoes against their journal events. ``early``: the hashes and
+    shoe tables a command started before it imported this module (used where they read;
+    anything else is read here). Problems are reported in the same order whatever finishes
+    first."""
     report = Report()
     journal = store.journal
     db = journal.connection()
     listed_files = catalog.files(db)
+    early_hashes = early.hashes if early is not None else {}
+    early_tables = early.shoe_tables if early is not None else {}
 
     def digest(entry: FileEntry) -> str | None:
         path = store.root / entry.path
-        found = _sha256(path) if path.is_file() else None
+        ahead = early_hashes.get(entry.path)
+        found = None
+        if ahead is not None and ahead.exception() is None:
+            found = ahead.result()
+        elif path.is_file():
+            found = _sha256(path)
         if progress is not None:
             progress(entry.rows if entry.table == "coups" else 0)
         return found
 
     with ThreadPoolExecutor(max_workers=4) as pool:
         hashing = {e.path: pool.submit(digest, e) for e in listed_files}
-        shoe_tables = [pool.submit(_catalogue_shoe_tables, store, t)
+        shoe_tables = [pool.submit(_catalogue_shoe_tables, store, t, early_tables.get(t))
                        for t in ("catalog_shoes", "shoe_index")]
         sealed = pool.submit(_sealed_against_journal, store)
         # what each file holds, read ahead (only intact files' reads are used)
@@ -334,22 +340,26 @@ def _indices(array: pa.DictionaryArray) -> np.ndarray:
 _KEYS = {"table_id": pl.String, "shoe_id": pl.String, "path": pl.String}
 
 
-def _sql_frame(db: Any, table: str, schema: dict[str, Any], where: str = "") -> pl.DataFrame:
+def _sql_frame(db: Any, table: str, schema: dict[str, Any], where: str = "",
+               arrays: dict[str, str] | None = None) -> pl.DataFrame:
     """Columns of a table as a frame: each column comes back from SQLite as one JSON array
     (``json_group_array``, built in C) instead of a Python tuple a row, decoded by polars
-    (outside the GIL, beside the journal's checks)."""
-    arrays = db.execute("SELECT " + ", ".join(f"json_group_array({c})" for c in schema)
-                        + f" FROM {table} {where}").fetchone()
-    return pl.DataFrame({c: pl.Series([a]).str.json_decode(pl.List(t))
-                         .explode(empty_as_null=False)
-                         for (c, t), a in zip(schema.items(), arrays, strict=True)})
+    (outside the GIL, beside the journal's checks). ``arrays``: the table's columns read
+    so already."""
+    if arrays is None:
+        arrays = column_arrays(db, table, list(schema), where)
+    return pl.DataFrame({c: pl.Series([arrays[c]]).str.json_decode(pl.List(t))
+                         .explode(empty_as_null=False) for c, t in schema.items()})
 
 
-def _catalogue_shoe_tables(store: Store, table: str) -> pl.DataFrame:
+def _catalogue_shoe_tables(store: Store, table: str,
+                           ahead: Future[dict[str, str]] | None = None) -> pl.DataFrame:
     """The catalogue's shoe list of every file (``catalog_shoes``) or its shoe index
-    (``shoe_index``), on this thread's own reader (the two are read side by side)."""
+    (``shoe_index``), on this thread's own reader (the two are read side by side), or as
+    read ahead."""
     schema = _KEYS if table == "catalog_shoes" else {**catalog.INDEX_SCHEMA, "path": pl.String}
-    return _sql_frame(store.journal.reader(), table, schema)
+    arrays = ahead.result() if ahead is not None and ahead.exception() is None else None
+    return _sql_frame(store.journal.reader(), table, schema, arrays=arrays)
 
 
 def _attempt(read: Callable[[Store, FileEntry], pl.DataFrame], store: Store,
