@@ -45,6 +45,10 @@ def _flip_a_byte(root: Path) -> None:
     path.write_bytes(bytes(data))
 
 
+def _an_extra_file(root: Path) -> None:
+    shutil.copy(_a_coups_file(root), _a_coups_file(root).with_name("part-extra.parquet"))
+
+
 def _sql(sql: str) -> Callable[[Path], None]:
     def change(root: Path) -> None:
         db = Store.open(root).journal.connection()
@@ -57,8 +61,7 @@ TAMPERINGS: dict[str, Callable[[Path], None]] = {
     "nothing": lambda root: None,
     "a flipped byte": _flip_a_byte,
     "a deleted file": lambda root: _a_coups_file(root).unlink(),
-    "an extra file": lambda root: shutil.copy(
-        _a_coups_file(root), _a_coups_file(root).with_name("part-extra.parquet")),
+    "an extra file": _an_extra_file,
     "a shoe dropped from a file's list": _sql(
         "DELETE FROM catalog_shoes WHERE (table_id, shoe_id, path) IN "
         "(SELECT table_id, shoe_id, path FROM catalog_shoes ORDER BY path LIMIT 1)"),
