@@ -822,6 +822,7 @@ def store_verify_cmd(store: Path, deep: bool, anchor: Path | None, as_json: bool
     from roads.store.early import EarlyReads
 
     early = EarlyReads(store)  # hashing and SQLite (no GIL) beside the imports below
+    early.read_keys()  # (pyarrow imports here; the files' keys are read beside polars')
     from roads.store.verify import verify
 
     s = open_store(store)

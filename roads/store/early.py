@@ -1,10 +1,13 @@
 """Reads ``roads store verify`` starts before the data stack loads: each catalogued file's
-SHA-256 and the catalogue's shoe tables as SQLite JSON arrays, on threads of their own.
+SHA-256 and the catalogue's shoe tables as SQLite JSON arrays, on threads of their own; once
+pyarrow is imported, each coups file's distinct keys (:meth:`EarlyReads.read_keys`).
 
 Why: a fresh ``roads store verify`` spends its first second importing polars, pyarrow and
-numpy on one core, holding the GIL. Hashing a file (``hashlib.file_digest``) and building a
-JSON array in SQLite run in C without the GIL, so started first they use the idle core
-instead of waiting for the imports. Only the standard library is imported here.
+numpy on one core, holding the GIL. Hashing a file (``hashlib.file_digest``), building a
+JSON array in SQLite and decoding Parquet run in C without the GIL, so started first they
+use the idle core instead of waiting for the imports. Only the standard library is imported
+here at first (pyarrow by ``read_keys``, on the calling thread: never an import on two
+threads at once).
 
 Nothing is judged here and nothing is written: the store is opened read-only (no store:
 nothing is read, and :func:`roads.store.verify.verify` says so as it always does), and any
@@ -17,6 +20,12 @@ import hashlib
 import sqlite3
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from roads.store.key_runs import KeyPairs
 
 #: The catalogue's shoe tables, read whole by the verifier.
 SHOE_TABLES = ("catalog_shoes", "shoe_index")
@@ -52,21 +61,31 @@ class EarlyReads:
         self.root = root
         self.hashes: dict[str, Future[str | None]] = {}
         self.shoe_tables: dict[str, Future[dict[str, str]]] = {}
+        self.keys: dict[str, Future[list[KeyPairs | pa.Table]]] = {}
+        self._coups_files: list[str] = []
         self._pool = ThreadPoolExecutor(max_workers=3, thread_name_prefix="roads-early")
         if not (root / JOURNAL).is_file():
             return
         try:
             db = _read_only(root)
             try:
-                listed = [r[0] for r in db.execute("SELECT path FROM catalog ORDER BY path")]
+                rows = db.execute("SELECT path, tbl FROM catalog ORDER BY path").fetchall()
             finally:
                 db.close()
         except sqlite3.Error:
             return  # no catalogue (or not a store): the verifier finds out
         for table in SHOE_TABLES:
             self.shoe_tables[table] = self._pool.submit(self._arrays, table)
-        for path in listed:
+        for path, _ in rows:
             self.hashes[path] = self._pool.submit(self._digest, path)
+        self._coups_files = [path for path, kind in rows if kind == "coups"]
+
+    def read_keys(self) -> None:
+        """Import pyarrow here, then read each coups file's distinct keys on the threads."""
+        from roads.store.key_runs import file_keys
+
+        for path in self._coups_files:
+            self.keys[path] = self._pool.submit(file_keys, self.root / path)
 
     def _digest(self, rel: str) -> str | None:
         path = self.root / rel

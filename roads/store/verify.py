@@ -29,21 +29,20 @@ from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import polars as pl
 import pyarrow as pa
-import pyarrow.parquet as pq
 
-from roads.arrow_arrays import integers
 from roads.schema import COUPS, conform
 from roads.store import accounts, catalog, checkpoint
 from roads.store.catalog import KEYS, FileEntry
 from roads.store.digest import combine_leaves, coups_digest, leaf, shoe_digests, table_digest
 from roads.store.early import EarlyReads, column_arrays, sha256_of
 from roads.store.journal import FILE_KINDS, Event
+from roads.store.key_runs import KeyPairs, file_keys, key_pairs
 from roads.store.layout import data_files, temporary_files
 from roads.store.store import shoe_index_frame
 
@@ -244,6 +243,7 @@ def verify(store: Store, deep: bool = False,
     listed_files = catalog.files(db)
     early_hashes = early.hashes if early is not None else {}
     early_tables = early.shoe_tables if early is not None else {}
+    early_keys = early.keys if early is not None else {}
 
     def digest(entry: FileEntry) -> str | None:
         path = store.root / entry.path
@@ -263,8 +263,8 @@ def verify(store: Store, deep: bool = False,
                        for t in ("catalog_shoes", "shoe_index")]
         sealed = pool.submit(_sealed_against_journal, store)
         # what each file holds, read ahead (only intact files' reads are used)
-        contents = {e.path: pool.submit(_attempt, _keys if e.table == "coups" else _shoes_rows,
-                                        store, e)
+        contents = {e.path: pool.submit(_attempt, partial(_keys, ahead=early_keys.get(e.path))
+                                        if e.table == "coups" else _shoes_rows, store, e)
                     for e in listed_files if e.table in ("coups", "shoes")}
         chain = journal.verify()
         report.events = chain.events
@@ -303,38 +303,32 @@ def verify(store: Store, deep: bool = False,
     return report
 
 
-def _keys(store: Store, entry: FileEntry) -> pl.DataFrame:
+def _keys(store: Store, entry: FileEntry,
+          ahead: Future[list[KeyPairs | pa.Table]] | None = None) -> pl.DataFrame:
     """The distinct (table_id, shoe_id) of a coups file, read as Parquet dictionaries, row
-    group by row group (no dataset layer: nothing else of the file is touched)."""
-    with pq.ParquetFile(store.root / entry.path, read_dictionary=["table_id", "shoe_id"]) as f:
-        groups = [_distinct_keys(f.read_row_group(i, columns=["table_id", "shoe_id"]))
-                  for i in range(f.num_row_groups)]
-    keys = pl.concat(groups) if groups else pl.DataFrame(schema=KEYS)
+    group by row group (no dataset layer: nothing else of the file is touched), or as
+    ``ahead`` read them."""
+    groups = ahead.result() if ahead is not None and ahead.exception() is None else \
+        file_keys(store.root / entry.path)
+    found = [_key_frame(g) for g in groups]
+    keys = pl.concat(found) if found else pl.DataFrame(schema=KEYS)
     return keys.with_columns(pl.col("table_id", "shoe_id").cast(pl.String)).unique() \
         .with_columns(pl.lit(entry.path).alias("path"))
 
 
-def _distinct_keys(group: pa.Table) -> pl.DataFrame:
-    """A row group's distinct keys (a null key, or keys not dictionary-encoded, through
-    polars): the distinct pairs of dictionary indices, then only those as strings."""
-    t, s = (group.column(c).combine_chunks() for c in ("table_id", "shoe_id"))
-    if not (isinstance(t, pa.DictionaryArray) and isinstance(s, pa.DictionaryArray)) \
-            or t.null_count or s.null_count:
+def _key_frame(group: KeyPairs | pa.Table) -> pl.DataFrame:
+    """A row group's distinct keys as strings: only the distinct pairs of dictionary
+    indices become strings (a null key, or keys not dictionary-encoded, through polars)."""
+    if isinstance(group, pa.Table):
         return pl.DataFrame(pl.from_arrow(group)).unique()
-    width = max(len(s.dictionary), 1)
-    ti, si = _indices(t), _indices(s)
-    # a file's rows come in runs of one shoe: only the runs' first rows are compared
-    first = np.r_[0, np.flatnonzero((ti[1:] != ti[:-1]) | (si[1:] != si[:-1])) + 1] \
-        if len(ti) else np.zeros(0, dtype=np.int64)
-    pairs = np.unique(ti[first].astype(np.int64) * width + si[first])
-    names = [pl.Series(pl.from_arrow(d.dictionary)).cast(pl.String) for d in (t, s)]
-    return pl.DataFrame({"table_id": names[0].gather(pairs // width),
-                         "shoe_id": names[1].gather(pairs % width)})
+    names = [pl.Series(pl.from_arrow(d)).cast(pl.String) for d in (group.tables, group.shoes)]
+    return pl.DataFrame({"table_id": names[0].gather(group.pairs // group.width),
+                         "shoe_id": names[1].gather(group.pairs % group.width)})
 
 
-def _indices(array: pa.DictionaryArray) -> np.ndarray:
-    """A dictionary array's indices (no nulls), zero-copy."""
-    return integers(array.indices)
+def _distinct_keys(group: pa.Table) -> pl.DataFrame:
+    """A row group's distinct keys (see :func:`roads.store.key_runs.key_pairs`)."""
+    return _key_frame(key_pairs(group) or group)
 
 
 _KEYS = {"table_id": pl.String, "shoe_id": pl.String, "path": pl.String}

@@ -1,5 +1,6 @@
 """`roads store verify` with the reads its command starts before the data stack loads
-(``roads.store.early``: every catalogued file's SHA-256 and the catalogue's shoe tables):
+(``roads.store.early``: every catalogued file's SHA-256, the catalogue's shoe tables and
+each coups file's distinct keys):
 the report is the one verify gives reading everything itself, tampered or not, and a read
 that failed ahead is done again."""
 
@@ -10,12 +11,13 @@ import shutil
 from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from roads.rules import get_rules
 from roads.simulate import Simulation, write_simulation
-from roads.store import Store
+from roads.store import Store, catalog
 from roads.store.early import SHOE_TABLES, EarlyReads
 from roads.store.verify import verify
 
@@ -76,6 +78,7 @@ def test_the_report_is_the_same_with_the_reads_started_ahead(root: Path,
                                                              tampering: str) -> None:
     TAMPERINGS[tampering](root)
     early = EarlyReads(root)
+    early.read_keys()
     with_early = verify(Store.open(root), early=early)
     alone = verify(Store.open(root))
     early.close()
@@ -84,14 +87,16 @@ def test_the_report_is_the_same_with_the_reads_started_ahead(root: Path,
     assert with_early.ok == (tampering == "nothing")
     # the reads were made ahead: a hash for every catalogued file, both shoe tables
     assert set(early.shoe_tables) == set(SHOE_TABLES)
+    coups_files = {e.path for e in catalog.files(Store.open(root).journal.connection(), "coups")}
+    assert set(early.keys) == coups_files
     for rel, future in early.hashes.items():
         path = root / rel
         assert future.result() == (hashlib.sha256(path.read_bytes()).hexdigest()
                                    if path.is_file() else None)
 
 
-def _failed() -> Future[str | None]:
-    future: Future[str | None] = Future()
+def _failed() -> Future[Any]:
+    future: Future[Any] = Future()
     future.set_exception(OSError("read failed ahead"))
     return future
 
@@ -99,12 +104,10 @@ def _failed() -> Future[str | None]:
 def test_reads_that_failed_ahead_are_read_again(root: Path) -> None:
     _flip_a_byte(root)
     early = EarlyReads(root)
-    for rel in early.hashes:
-        early.hashes[rel] = _failed()
-    for table in early.shoe_tables:
-        failed: Future[dict[str, str]] = Future()
-        failed.set_exception(OSError("read failed ahead"))
-        early.shoe_tables[table] = failed
+    early.read_keys()
+    for reads in (early.hashes, early.shoe_tables, early.keys):
+        for name in reads:
+            reads[name] = _failed()
     assert verify(Store.open(root), early=early).problems == verify(Store.open(root)).problems
     assert [p["kind"] for p in verify(Store.open(root), early=early).problems] == ["altered"]
 
