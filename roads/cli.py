@@ -819,7 +819,7 @@ def store_verify_cmd(store: Path, deep: bool, anchor: Path | None, as_json: bool
     for, shoes held twice, sealed shoes that differ from their journal events, chain breaks
     and checkpoints that no longer hold. Exit 0 when all holds, 1 naming the first problem
     of each kind."""
-    from roads.store.early import EarlyReads
+    from roads.store import EarlyReads
 
     early = EarlyReads(store)  # hashing and SQLite (no GIL) beside the imports below
     early.read_keys()  # (pyarrow imports here; the files' keys are read beside polars')
