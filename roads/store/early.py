@@ -39,7 +39,7 @@ def sha256_of(path: Path) -> str:
 
 
 def _read_only(root: Path) -> sqlite3.Connection:
-    return sqlite3.connect(f"{(root / JOURNAL).as_uri()}?mode=ro", uri=True, timeout=30,
+    return sqlite3.connect(f"{(root / JOURNAL).resolve().as_uri()}?mode=ro", uri=True, timeout=30,
                            check_same_thread=False)
 
 
@@ -72,7 +72,7 @@ class EarlyReads:
                 rows = db.execute("SELECT path, tbl FROM catalog ORDER BY path").fetchall()
             finally:
                 db.close()
-        except sqlite3.Error:
+        except (sqlite3.Error, OSError, ValueError):
             return  # no catalogue (or not a store): the verifier finds out
         for table in SHOE_TABLES:
             self.shoe_tables[table] = self._pool.submit(self._arrays, table)

@@ -121,3 +121,14 @@ def test_no_store_is_read_and_nothing_is_made(tmp_path: Path) -> None:
     early = EarlyReads(tmp_path / "empty")
     assert early.hashes == {} and early.shoe_tables == {}
     assert (tmp_path / "empty" / "journal.sqlite").read_bytes() == b""
+
+
+def test_a_store_named_by_a_relative_path_is_read_ahead(root: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """(`roads store verify --store data/store`, as README has it.)"""
+    monkeypatch.chdir(root.parent)
+    early = EarlyReads(Path(root.name))
+    early.read_keys()
+    assert early.hashes and early.keys and set(early.shoe_tables) == set(SHOE_TABLES)
+    report = verify(Store.open(Path(root.name)), early=early)
+    assert report.ok and report.to_json() == verify(Store.open(root)).to_json()
