@@ -819,16 +819,21 @@ def store_verify_cmd(store: Path, deep: bool, anchor: Path | None, as_json: bool
     for, shoes held twice, sealed shoes that differ from their journal events, chain breaks
     and checkpoints that no longer hold. Exit 0 when all holds, 1 naming the first problem
     of each kind."""
+    from roads.store import EarlyReads
+
+    early = EarlyReads(store)  # hashing and SQLite (no GIL) beside the imports below
+    early.read_keys()  # (pyarrow imports here; the files' keys are read beside polars')
     from roads.store.verify import verify
 
     s = open_store(store)
     if quiet or as_json:  # no bar: tqdm's import alone is a tenth of a second
-        report = verify(s, deep=deep, anchor=anchor)
+        report = verify(s, deep=deep, anchor=anchor, early=early)
     else:
         from tqdm import tqdm
 
         with tqdm(unit="coup", unit_scale=True, file=sys.stderr, desc="verifying") as bar:
-            report = verify(s, deep=deep, progress=bar.update, anchor=anchor)
+            report = verify(s, deep=deep, progress=bar.update, anchor=anchor, early=early)
+    early.close()
     if as_json:
         _emit_json(report.to_json())
     elif report.ok:

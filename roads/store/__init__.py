@@ -13,6 +13,7 @@ if TYPE_CHECKING:  # the names as the type checker sees them
     from roads.store.accounts import SESSION_HOURS, credential_digest
     from roads.store.catalog import StagedRows
     from roads.store.corrections import MARK, apply_corrections
+    from roads.store.early import EarlyReads
     from roads.store.journal import SYSTEM, Event, Journal, JournalError
     from roads.store.journaled import Content, coup_row, coups_frame, shoe_frames
     from roads.store.layout import TEMPORARY_PREFIX
@@ -40,6 +41,7 @@ _WHERE = {
     "StagedRows": "roads.store.catalog",
     "MARK": "roads.store.corrections",
     "apply_corrections": "roads.store.corrections",
+    "EarlyReads": "roads.store.early",
     "SYSTEM": "roads.store.journal",
     "Event": "roads.store.journal",
     "Journal": "roads.store.journal",
@@ -70,6 +72,7 @@ __all__ = [
     "SYSTEM",
     "TEMPORARY_PREFIX",
     "Content",
+    "EarlyReads",
     "Event",
     "Journal",
     "JournalError",

@@ -25,25 +25,24 @@ decodes every row again.
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import polars as pl
 import pyarrow as pa
-import pyarrow.parquet as pq
 
-from roads.arrow_arrays import integers
 from roads.schema import COUPS, conform
 from roads.store import accounts, catalog, checkpoint
 from roads.store.catalog import KEYS, FileEntry
 from roads.store.digest import combine_leaves, coups_digest, leaf, shoe_digests, table_digest
+from roads.store.early import EarlyReads, column_arrays, sha256_of
 from roads.store.journal import FILE_KINDS, Event
+from roads.store.key_runs import KeyPairs, file_keys, key_pairs
 from roads.store.layout import data_files, temporary_files
 from roads.store.store import shoe_index_frame
 
@@ -84,10 +83,7 @@ class Report:
                 "problems": self.problems}
 
 
-def _sha256(path: Path) -> str:
-    """A file's SHA-256 (``file_digest`` reads into one buffer: no fresh pages a block)."""
-    with path.open("rb") as fh:
-        return hashlib.file_digest(fh, "sha256").hexdigest()
+_sha256 = sha256_of
 
 
 def _checkpoints(store: Store, report: Report, file_events: list[Event] | None = None,
@@ -231,34 +227,44 @@ def cheap_problems(store: Store) -> list[dict[str, str]]:
 
 def verify(store: Store, deep: bool = False,
            progress: Callable[[int], object] | None = None,
-           anchor: Path | None = None) -> Report:
+           anchor: Path | None = None, early: EarlyReads | None = None) -> Report:
     """Re-read every file and the journal; every problem found (see the module doc).
 
     The work that waits on the disk or runs in C goes to other threads from the start,
     beside the journal's checks in Python: every file's SHA-256 and what it holds (from the
     catalogue's list, before the journal's own list is replayed), the catalogue's shoe
-    tables, and the sealed shoes against their journal events. Problems are reported in the
-    same order whatever finishes first."""
+    tables, and the sealed shoes against their journal events. ``early``: the hashes and
+    shoe tables a command started before it imported this module (used where they read;
+    anything else is read here). Problems are reported in the same order whatever finishes
+    first."""
     report = Report()
     journal = store.journal
     db = journal.connection()
     listed_files = catalog.files(db)
+    early_hashes = early.hashes if early is not None else {}
+    early_tables = early.shoe_tables if early is not None else {}
+    early_keys = early.keys if early is not None else {}
 
     def digest(entry: FileEntry) -> str | None:
         path = store.root / entry.path
-        found = _sha256(path) if path.is_file() else None
+        ahead = early_hashes.get(entry.path)
+        found = None
+        if ahead is not None and ahead.exception() is None:
+            found = ahead.result()
+        elif path.is_file():
+            found = _sha256(path)
         if progress is not None:
             progress(entry.rows if entry.table == "coups" else 0)
         return found
 
     with ThreadPoolExecutor(max_workers=4) as pool:
         hashing = {e.path: pool.submit(digest, e) for e in listed_files}
-        shoe_tables = [pool.submit(_catalogue_shoe_tables, store, t)
+        shoe_tables = [pool.submit(_catalogue_shoe_tables, store, t, early_tables.get(t))
                        for t in ("catalog_shoes", "shoe_index")]
         sealed = pool.submit(_sealed_against_journal, store)
         # what each file holds, read ahead (only intact files' reads are used)
-        contents = {e.path: pool.submit(_attempt, _keys if e.table == "coups" else _shoes_rows,
-                                        store, e)
+        contents = {e.path: pool.submit(_attempt, partial(_keys, ahead=early_keys.get(e.path))
+                                        if e.table == "coups" else _shoes_rows, store, e)
                     for e in listed_files if e.table in ("coups", "shoes")}
         chain = journal.verify()
         report.events = chain.events
@@ -297,59 +303,57 @@ def verify(store: Store, deep: bool = False,
     return report
 
 
-def _keys(store: Store, entry: FileEntry) -> pl.DataFrame:
+def _keys(store: Store, entry: FileEntry,
+          ahead: Future[list[KeyPairs | pa.Table]] | None = None) -> pl.DataFrame:
     """The distinct (table_id, shoe_id) of a coups file, read as Parquet dictionaries, row
-    group by row group (no dataset layer: nothing else of the file is touched)."""
-    with pq.ParquetFile(store.root / entry.path, read_dictionary=["table_id", "shoe_id"]) as f:
-        groups = [_distinct_keys(f.read_row_group(i, columns=["table_id", "shoe_id"]))
-                  for i in range(f.num_row_groups)]
-    keys = pl.concat(groups) if groups else pl.DataFrame(schema=KEYS)
+    group by row group (no dataset layer: nothing else of the file is touched), or as
+    ``ahead`` read them."""
+    groups = ahead.result() if ahead is not None and ahead.exception() is None else \
+        file_keys(store.root / entry.path)
+    found = [_key_frame(g) for g in groups]
+    keys = pl.concat(found) if found else pl.DataFrame(schema=KEYS)
     return keys.with_columns(pl.col("table_id", "shoe_id").cast(pl.String)).unique() \
         .with_columns(pl.lit(entry.path).alias("path"))
 
 
-def _distinct_keys(group: pa.Table) -> pl.DataFrame:
-    """A row group's distinct keys (a null key, or keys not dictionary-encoded, through
-    polars): the distinct pairs of dictionary indices, then only those as strings."""
-    t, s = (group.column(c).combine_chunks() for c in ("table_id", "shoe_id"))
-    if not (isinstance(t, pa.DictionaryArray) and isinstance(s, pa.DictionaryArray)) \
-            or t.null_count or s.null_count:
+def _key_frame(group: KeyPairs | pa.Table) -> pl.DataFrame:
+    """A row group's distinct keys as strings: only the distinct pairs of dictionary
+    indices become strings (a null key, or keys not dictionary-encoded, through polars)."""
+    if isinstance(group, pa.Table):
         return pl.DataFrame(pl.from_arrow(group)).unique()
-    width = max(len(s.dictionary), 1)
-    ti, si = _indices(t), _indices(s)
-    # a file's rows come in runs of one shoe: only the runs' first rows are compared
-    first = np.r_[0, np.flatnonzero((ti[1:] != ti[:-1]) | (si[1:] != si[:-1])) + 1] \
-        if len(ti) else np.zeros(0, dtype=np.int64)
-    pairs = np.unique(ti[first].astype(np.int64) * width + si[first])
-    names = [pl.Series(pl.from_arrow(d.dictionary)).cast(pl.String) for d in (t, s)]
-    return pl.DataFrame({"table_id": names[0].gather(pairs // width),
-                         "shoe_id": names[1].gather(pairs % width)})
+    names = [pl.Series(pl.from_arrow(d)).cast(pl.String) for d in (group.tables, group.shoes)]
+    return pl.DataFrame({"table_id": names[0].gather(group.pairs // group.width),
+                         "shoe_id": names[1].gather(group.pairs % group.width)})
 
 
-def _indices(array: pa.DictionaryArray) -> np.ndarray:
-    """A dictionary array's indices (no nulls), zero-copy."""
-    return integers(array.indices)
+def _distinct_keys(group: pa.Table) -> pl.DataFrame:
+    """A row group's distinct keys (see :func:`roads.store.key_runs.key_pairs`)."""
+    return _key_frame(key_pairs(group) or group)
 
 
 _KEYS = {"table_id": pl.String, "shoe_id": pl.String, "path": pl.String}
 
 
-def _sql_frame(db: Any, table: str, schema: dict[str, Any], where: str = "") -> pl.DataFrame:
+def _sql_frame(db: Any, table: str, schema: dict[str, Any], where: str = "",
+               arrays: dict[str, str] | None = None) -> pl.DataFrame:
     """Columns of a table as a frame: each column comes back from SQLite as one JSON array
     (``json_group_array``, built in C) instead of a Python tuple a row, decoded by polars
-    (outside the GIL, beside the journal's checks)."""
-    arrays = db.execute("SELECT " + ", ".join(f"json_group_array({c})" for c in schema)
-                        + f" FROM {table} {where}").fetchone()
-    return pl.DataFrame({c: pl.Series([a]).str.json_decode(pl.List(t))
-                         .explode(empty_as_null=False)
-                         for (c, t), a in zip(schema.items(), arrays, strict=True)})
+    (outside the GIL, beside the journal's checks). ``arrays``: the table's columns read
+    so already."""
+    if arrays is None:
+        arrays = column_arrays(db, table, list(schema), where)
+    return pl.DataFrame({c: pl.Series([arrays[c]]).str.json_decode(pl.List(t))
+                         .explode(empty_as_null=False) for c, t in schema.items()})
 
 
-def _catalogue_shoe_tables(store: Store, table: str) -> pl.DataFrame:
+def _catalogue_shoe_tables(store: Store, table: str,
+                           ahead: Future[dict[str, str]] | None = None) -> pl.DataFrame:
     """The catalogue's shoe list of every file (``catalog_shoes``) or its shoe index
-    (``shoe_index``), on this thread's own reader (the two are read side by side)."""
+    (``shoe_index``), on this thread's own reader (the two are read side by side), or as
+    read ahead."""
     schema = _KEYS if table == "catalog_shoes" else {**catalog.INDEX_SCHEMA, "path": pl.String}
-    return _sql_frame(store.journal.reader(), table, schema)
+    arrays = ahead.result() if ahead is not None and ahead.exception() is None else None
+    return _sql_frame(store.journal.reader(), table, schema, arrays=arrays)
 
 
 def _attempt(read: Callable[[Store, FileEntry], pl.DataFrame], store: Store,
