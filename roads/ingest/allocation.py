@@ -2,8 +2,8 @@
 
 An ingest frees and allocates the same few hundred megabytes bucket after bucket. polars'
 allocator (jemalloc) hands freed pages back to the system within moments by default, so
-every bucket faulted them in again: ~636,000 page faults and 5.5 s of system time for a
-4 M-coup file, about a quarter of the run's CPU. Kept five seconds before they go back
+every bucket faulted them in again: 615,000-720,000 page faults and 5.4-6.5 s of system
+time for a 4 M-coup file, about a quarter of the run's CPU. Kept five seconds before they go back
 (long enough to span a bucket, short enough that memory still follows the chunk), the
 pages are reused instead (see ``docs/store.md`` for the measurements).
 
