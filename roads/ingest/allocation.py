@@ -1,7 +1,9 @@
 """The allocator setting a file ingest runs with.
 
 An ingest frees and allocates the same few hundred megabytes bucket after bucket. polars'
-allocator (jemalloc) hands freed pages back to the system within moments by default, so
+allocator (jemalloc) hands freed pages back to the system within a second or so (polars
+starts it with ``dirty_decay_ms:500,muzzy_decay_ms:1000``; the environment's setting is
+read after those, so it wins), so
 every bucket faulted them in again: 615,000-720,000 page faults and 5.4-6.5 s of system
 time for a 4 M-coup file, about a quarter of the run's CPU. Kept five seconds before they go back
 (long enough to span a bucket, short enough that memory still follows the chunk), the
