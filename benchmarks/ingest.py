@@ -15,6 +15,7 @@ with the Result column quoted (as some systems write every text field) take the 
 path, measured too so both figures are on record.
 """
 
+# ruff: noqa: E402  (polars is imported after its allocator setting)
 from __future__ import annotations
 
 import resource
@@ -25,6 +26,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from roads.ingest.allocation import keep_freed_pages
+
+keep_freed_pages()  # as `roads ingest` does, before polars loads
 import polars as pl
 
 from benchmarks.fresh import ROADS, launch
@@ -81,12 +85,13 @@ def _timed(source: Path, work: Path, name: str) -> tuple[float, list[float], dic
     return statistics.median(runs), runs, result.report["files"][0]
 
 
-def _fresh_process(source: Path, store: Path) -> tuple[float, int]:
-    """Wall time and peak RSS (bytes) of one ``roads ingest`` process."""
-    wall, peak, code, error, _ = launch([str(ROADS), "ingest", str(source), "--store", str(store)])
+def _fresh_process(source: Path, store: Path) -> tuple[float, int, float]:
+    """Wall time, peak RSS (bytes) and CPU seconds of one ``roads ingest`` process."""
+    wall, peak, code, error, cpu = launch([str(ROADS), "ingest", str(source), "--store",
+                                           str(store)])
     if code != 0:
         raise SystemExit(f"roads ingest {source} exited {code}: {error}")
-    return wall, peak
+    return wall, peak, cpu
 
 
 def peak_memory(sizes: list[int], work: Path) -> None:
@@ -95,12 +100,12 @@ def peak_memory(sizes: list[int], work: Path) -> None:
         source = work / f"rss-{n}.csv"
         n = card_level_csv(n, source)
         runs = [_fresh_process(source, work / f"rss-{n}-{i}") for i in range(3)]
-        walls, peaks = zip(*runs, strict=True)
+        walls, peaks, cpus = zip(*runs, strict=True)
         wall, peak = statistics.median(walls), statistics.median(peaks)
         print(f"roads ingest, fresh process, {n:,} coups ({source.stat().st_size / 1e6:.0f} "
               f"MB): peak RSS {peak / 1e6:.0f} MB (median of 3: {min(peaks) / 1e6:.0f}-"
               f"{max(peaks) / 1e6:.0f}), {wall:.2f} s wall with start-up "
-              f"({n / wall / 1e6:.2f} M coups/s)")
+              f"({n / wall / 1e6:.2f} M coups/s), CPU {statistics.median(cpus):.2f} s")
         source.unlink()
 
 
