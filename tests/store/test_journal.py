@@ -297,8 +297,9 @@ def test_a_transaction_holds_the_writers_queue_until_it_ends(tmp_path: Path) -> 
         tx.append("no_such_kind", "T1", None, {}, "x")
     assert _queue_free(journal)
     journal.close()  # its descriptor goes with its connections (nothing open at a fork)
-    assert not [fd for fd in os.listdir("/proc/self/fd")
-                if os.path.realpath(f"/proc/self/fd/{fd}").endswith(QUEUE_SUFFIX)]
+    queue = os.path.realpath(f"{journal.path}{QUEUE_SUFFIX}")
+    assert queue not in {os.path.realpath(f"/proc/self/fd/{fd}")
+                         for fd in os.listdir("/proc/self/fd")}
 
 
 HOLDER = """
