@@ -21,7 +21,8 @@ It runs twice, side by side on the same machine:
   over the workers (entry point k of table t in worker (4t + k) mod N): each worker's kept
   open-shoe state follows the others' commits by the journal's head check. The worker
   ``t mod N`` closes and opens table t's shoes; an entry point that finds the shoe being
-  changed by another worker retries after 5 ms, as an API client given a 409 would.
+  changed by another worker (or full, the change not made yet) retries after 5 ms, as an
+  API client given a 409 or 422 would.
 
 Before the clock starts each process warms up as a server worker does (the boards' kernels,
 and one seal for what sealing imports), so the figure is the journal's, not first-use
@@ -43,10 +44,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from roads.errors import InputError
 from roads.ingest.entry import CoupEntry
 from roads.store import Store
 from roads.store.journal import GroupCommitter
-from roads.tables import Actor, LiveError, TableService
+from roads.tables import Actor, TableService
 
 READER = """
 import random, sys, time
@@ -160,9 +162,9 @@ def _worker(root: Path, index: int, of: int) -> None:
         while not stop.is_set():
             try:
                 event, _ = service.enter_coup(DEALER, f"T{t}", entry)
-            except LiveError:  # the shoe is being changed: wait for it, as a dealer would
-                if t not in shoes:  # (by another worker: retry, as a client given a 409)
-                    time.sleep(0.005)
+            except InputError:  # the shoe is being changed (or full, its change late):
+                if t not in shoes:  # wait for it, as a dealer would; changed by another
+                    time.sleep(0.005)  # worker: retry, as a client given a 409 or 422
                 with locks[t]:  # (by this one: not a busy retry loop)
                     continue
             done += 1
