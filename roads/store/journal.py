@@ -16,8 +16,10 @@ concurrent submitters share one commit (and one fsync) without giving that up.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
+import os
 import queue
 import sqlite3
 import threading
@@ -73,6 +75,9 @@ CREATE TRIGGER IF NOT EXISTS events_no_delete BEFORE DELETE ON events
 BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
 """
 
+
+#: The file beside the journal that its writers queue on (:meth:`Journal.transaction`).
+QUEUE_SUFFIX = ".lock"
 
 #: Page cache of each connection, KiB (SQLite's default is 2 MB).
 CACHE_KIB = 8192
@@ -455,21 +460,47 @@ class Journal:
             if db is not None:
                 db.close()
                 local.db = None
+        queue_fd = getattr(self._local, "queue", None)
+        if queue_fd is not None:
+            os.close(queue_fd)
+            self._local.queue = None
 
     # -- writing ----------------------------------------------------------------------------
+    def _queue(self) -> int:
+        """This thread's descriptor of the writers' queue file (``journal.sqlite.lock``):
+        a descriptor a thread, as a connection is, since a lock belongs to its open file."""
+        fd: int | None = getattr(self._local, "queue", None)
+        if fd is None:
+            fd = self._local.queue = os.open(f"{self.path}{QUEUE_SUFFIX}",
+                                             os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        return fd
+
     @contextmanager
     def transaction(self) -> Iterator[Transaction]:
-        """An immediate (write-locked) transaction; durable when the block exits cleanly."""
-        db = self._db()
-        db.execute("BEGIN IMMEDIATE")
+        """An immediate (write-locked) transaction; durable when the block exits cleanly.
+
+        Writers queue on a lock of a file beside the journal before they ask SQLite for its
+        write lock (:data:`QUEUE_SUFFIX`): the kernel wakes the next writer the moment the
+        lock is free. Left to SQLite, a writer that finds the database locked sleeps and
+        tries again, up to 100 ms a try: two server workers committing coups then spent
+        most of their time asleep (150 against 470 coups/s for one worker alone, side by
+        side). The lock goes with its process, so a killed writer never leaves it held;
+        SQLite's own lock still decides, so a writer that does not queue stays correct."""
+        fd = self._queue()
+        fcntl.flock(fd, fcntl.LOCK_EX)
         try:
-            tx = Transaction(db)
-            yield tx
-            tx.flush()
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
+            db = self._db()
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                tx = Transaction(db)
+                yield tx
+                tx.flush()
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
 
     def append(self, kind: str, table_id: str, shoe_id: str | None = None,
                payload: dict[str, Any] | None = None, actor: str | None = None) -> Event:

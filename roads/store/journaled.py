@@ -11,7 +11,9 @@ of a seal's CPU at a busy floor's 25 seals a second. They are held equal to thos
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import io
 import struct
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -134,6 +136,88 @@ def shoe_frame(shoe: dict[str, Any]) -> pl.DataFrame:
                                         "ended_at": pl.Datetime("us", "UTC")})
 
 
+# -- a sealed shoe's files as Arrow tables ----------------------------------------------------
+
+@functools.cache
+def file_schema(table: str) -> Any:
+    """The Arrow schema of a canonical table's part file as polars writes it (its Enums
+    ordered ``uint8`` dictionaries of every category, with polars' field metadata), taken
+    from polars itself once: a table built with it reads back as the canonical frame."""
+    import pyarrow.parquet as pq
+
+    buffer = io.BytesIO()
+    pl.DataFrame(schema=TABLES[table]).write_parquet(buffer)
+    buffer.seek(0)
+    return pq.read_schema(buffer).remove_metadata()
+
+
+@functools.cache
+def _categories(table: str) -> dict[str, tuple[dict[str, int], Any]]:
+    """Each Enum column's (or Enum list's) codes by label and its dictionary."""
+    import pyarrow as pa
+
+    out = {}
+    for name, dtype in TABLES[table].items():
+        enum = dtype.inner if isinstance(dtype, pl.List) else dtype
+        if isinstance(enum, pl.Enum):
+            labels = list(enum.categories)
+            out[name] = ({c: i for i, c in enumerate(labels)}, pa.array(labels, pa.string()))
+    return out
+
+
+#: The Python type each plain column's values must have, exactly (``bool`` is an ``int``
+#: too; an aware ``datetime`` is of type ``datetime``).
+_PLAIN = {pl.String: str, pl.Boolean: bool, pl.Datetime: datetime}
+
+
+def arrow_part(records: list[dict[str, Any]], table: str) -> Any:
+    """Canonical records (values of their canonical Python types, as :func:`coup_row` and
+    :func:`shoe_records` make them) as the Arrow table of their part file, typed as the
+    file holds them; None when a value is not of its type or not in its set (polars'
+    conversion then decides, and raises what it raises).
+
+    A seal writes its 80 rows this way: building a polars frame and casting it to the
+    canonical types cost more than encoding the file."""
+    import pyarrow as pa
+
+    schema, enums, columns = file_schema(table), _categories(table), []
+    try:
+        for (name, dtype), target in zip(TABLES[table].items(), schema, strict=True):
+            values = [r[name] for r in records]
+            if name in enums:
+                codes, labels = enums[name]
+                if isinstance(dtype, pl.List):
+                    columns.append(_enum_lists(values, codes, labels, target.type))
+                else:
+                    columns.append(pa.DictionaryArray.from_arrays(
+                        pa.array([None if v is None else codes[v] for v in values], pa.uint8()),
+                        labels, ordered=True))
+                continue
+            kind = next((t for base, t in _PLAIN.items() if isinstance(dtype, base)), int)
+            if not {type(v) for v in values} <= {kind, type(None)}:
+                return None
+            columns.append(pa.array(values, target.type))
+        return pa.Table.from_arrays(columns, schema=schema)
+    except (KeyError, TypeError, ValueError, OverflowError):  # Arrow's errors derive from these
+        return None
+
+
+def _enum_lists(values: list[Any], codes: dict[str, int], labels: Any, kind: Any) -> Any:
+    """A column of card lists (or nulls) as Arrow lists of dictionary codes."""
+    import pyarrow as pa
+
+    offsets, flat, nulls = [0], [], []
+    for hand in values:
+        if hand is not None and not isinstance(hand, list):
+            raise TypeError("a hand is a list of cards")
+        nulls.append(hand is None)
+        flat += [codes[c] for c in hand or ()]
+        offsets.append(len(flat))
+    child = pa.DictionaryArray.from_arrays(pa.array(flat, pa.uint8()), labels, ordered=True)
+    return pa.LargeListArray.from_arrays(pa.array(offsets, pa.int64()), child, type=kind,
+                                         mask=pa.array(nulls) if any(nulls) else None)
+
+
 # -- what a seal journals of its two files --------------------------------------------------
 
 #: :data:`roads.store.digest.RECORD` as a struct (packed, little-endian).
@@ -158,16 +242,16 @@ class Content:
     index: pl.DataFrame | None = None
 
 
-def sealed_content(rows: list[dict[str, Any]], shoe: pl.DataFrame
+def sealed_content(rows: list[dict[str, Any]], shoe: dict[str, Any]
                    ) -> tuple[Content, Content] | None:
     """The :class:`Content` of a sealed shoe's coups file (``rows``: its coups as
     :func:`coup_row` makes them, which :func:`coups_frame` converts without changing a
-    value) and of its shoes file (``shoe``, canonical); None when they are not one shoe's
-    coups in rising coup order with values of their canonical types (the vectorised
-    digests then decide, and raise what they raise)."""
-    head = shoe.row(0) if shoe.height == 1 else None
-    if head is None or not rows or any((r["table_id"], r["shoe_id"]) != head[:2]
-                                       for r in rows):
+    value) and of its shoes file (``shoe``: its record with canonical values, as a
+    canonical frame's row or a record :func:`arrow_part` took); None when they are not one
+    shoe's coups in rising coup order with values of their canonical types (the
+    vectorised digests then decide, and raise what they raise)."""
+    head = tuple(shoe[name] for name in SHOES)
+    if not rows or any((r["table_id"], r["shoe_id"]) != head[:2] for r in rows):
         return None
     table_id, shoe_id = head[0], head[1]
     try:

@@ -41,6 +41,8 @@ from typing import Any, Final
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from roads import faults
 from roads.errors import InputError
@@ -59,7 +61,14 @@ from roads.store.journal import (
     Transaction,
     bulk_cache,
 )
-from roads.store.journaled import Content, coups_frame, sealed_content, shoe_frame, shoe_records
+from roads.store.journaled import (
+    Content,
+    arrow_part,
+    coups_frame,
+    sealed_content,
+    shoe_frame,
+    shoe_records,
+)
 from roads.store.layout import (
     TEMPORARY_PREFIX,
     data_files,
@@ -96,7 +105,7 @@ class Part:
     table: str
     day: str
     name: str
-    frame: pl.DataFrame
+    frame: pl.DataFrame | pa.Table  # Arrow: typed as the file holds it (journaled.arrow_part)
     metadata: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -149,10 +158,12 @@ def write_part(root: Path, part: Part, source: str, durable: bool = True,
     event names, as after any crash before a commit. ``content``: what the file holds, when
     the caller made it already (a seal: :func:`~roads.store.journaled.sealed_content`)."""
     meta = provenance(table=part.table, source=source, **part.metadata)
-    frame = conform(part.frame, part.table)
+    frame = part.frame if isinstance(part.frame, pa.Table) else conform(part.frame, part.table)
     shoes, index = pl.DataFrame(schema=KEYS), None
     if content is not None:
         digest, shoes, index = content.digest, content.shoes, content.index
+    elif isinstance(frame, pa.Table):
+        raise ValueError("an Arrow part's content is made by its caller (sealed_content)")
     elif part.table == "coups":
         per_shoe = shoe_digests(frame)
         digest = combine(per_shoe)
@@ -162,7 +173,7 @@ def write_part(root: Path, part: Part, source: str, durable: bool = True,
         index = _compact(shoe_index_frame(frame))
     sha, size = _write(root / part.path, frame, meta, durable)
     faults.point("store:part-written")
-    return Written(FileEntry(part.path, part.table, sha, size, frame.height, digest, part.day,
+    return Written(FileEntry(part.path, part.table, sha, size, len(frame), digest, part.day,
                              source), shoes, index, durable)
 
 
@@ -420,7 +431,11 @@ class Store:
         if opened is None or not any(e.kind == "shoe_closed" for e in events):
             raise StoreError(f"shoe {shoe_id} at table {table_id} is not closed")
         rows, record = shoe_records(events)
-        coups, shoe = coups_frame(rows), shoe_frame(record)
+        coups, shoe = arrow_part(rows, "coups"), arrow_part([record], "shoes")
+        contents = None if coups is None or shoe is None else sealed_content(rows, record)
+        if contents is None:  # no coups, or values not canonical: polars converts them (or
+            # names what is wrong) and the vectorised digests digest them
+            coups, shoe = coups_frame(rows), shoe_frame(record)
         day = datetime.fromisoformat(opened.at).astimezone(UTC).date().isoformat()
         name = part_name("live", table_id, shoe_id)
         source = str(opened.payload.get("source", "live"))
@@ -428,7 +443,7 @@ class Store:
             written = self.write_parts(
                 [Part("coups", day, name, coups, {"rules": opened.payload["rules"]}),
                  Part("shoes", day, name, shoe, {"rules": opened.payload["rules"]})],
-                source, durable=False, contents=sealed_content(rows, shoe))
+                source, durable=False, contents=contents)
         except FileNotFoundError:  # a recovery sealed it meanwhile and took our temporaries
             sealed = next((e for e in self.journal.events(table_id, shoe_id)
                            if e.kind == "shoe_sealed"), None)
@@ -437,7 +452,7 @@ class Store:
             return sealed
         faults.point("seal:files-written")
         written = _synced(self.root, written)
-        return self.commit("shoe_sealed", written, {"coups": coups.height}, actor, table_id,
+        return self.commit("shoe_sealed", written, {"coups": len(coups)}, actor, table_id,
                            shoe_id, run=run,
                            unless=lambda tx: tx.last(table_id, ("shoe_sealed",), shoe_id))
 
@@ -614,15 +629,23 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _write(path: Path, frame: pl.DataFrame, meta: dict[str, str], durable: bool = True
-           ) -> tuple[str, int]:
+def _write(path: Path, frame: pl.DataFrame | pa.Table, meta: dict[str, str],
+           durable: bool = True) -> tuple[str, int]:
     """One part file, published atomically; returns its SHA-256 and size. polars' writer
-    encodes the columns in parallel (half the time of a pyarrow writer here) and keeps the
-    Enum types; the bytes are hashed in memory before they are written, so the file is
-    never read back. ``durable=False``: no fsync (see :func:`write_part`)."""
+    encodes the columns in parallel (half the time of a pyarrow writer for a bulk part) and
+    keeps the Enum types; a seal's Arrow table, already typed as the file holds them
+    (polars' own schema, :func:`~roads.store.journaled.file_schema`), is encoded by Arrow's
+    writer with no frame built (no column statistics: none is read). The bytes are hashed in
+    memory before they are written, so the file is never read back. ``durable=False``: no
+    fsync (see :func:`write_part`)."""
     buffer = io.BytesIO()
-    frame.write_parquet(buffer, compression=COMPRESSION, compression_level=COMPRESSION_LEVEL,
-                        statistics=STATISTICS, metadata=meta)
+    if isinstance(frame, pa.Table):
+        pq.write_table(frame.replace_schema_metadata(meta), buffer, compression=COMPRESSION,
+                       compression_level=COMPRESSION_LEVEL, write_statistics=False)
+    else:
+        frame.write_parquet(buffer, compression=COMPRESSION,
+                            compression_level=COMPRESSION_LEVEL, statistics=STATISTICS,
+                            metadata=meta)
     data = buffer.getbuffer()
     sha = hashlib.sha256(data).hexdigest()
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import itertools
+import os
 import signal
 import sqlite3
 import subprocess
@@ -22,6 +24,7 @@ from roads.ingest.entry import CoupEntry
 from roads.store import Store
 from roads.store.journal import (
     GENESIS,
+    QUEUE_SUFFIX,
     SYSTEM,
     Action,
     Event,
@@ -269,6 +272,60 @@ def test_sigkill_mid_write_keeps_every_acknowledged_coup(tmp_path: Path) -> None
 
     assert sorted(Store.open(path).read.coups().select("shoe_id", "coup").rows()) == \
         sorted(stored)
+
+
+def _queue_free(journal: Journal) -> bool:
+    """Whether another writer (a descriptor of its own) could take the writers' queue now."""
+    fd = os.open(f"{journal.path}{QUEUE_SUFFIX}", os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
+    return True
+
+
+def test_a_transaction_holds_the_writers_queue_until_it_ends(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "journal.sqlite")
+    with journal.transaction() as tx:
+        tx.append("table_closed", "T1", None, {}, "x")
+        assert not _queue_free(journal)
+    assert _queue_free(journal)
+    with pytest.raises(JournalError), journal.transaction() as tx:
+        assert not _queue_free(journal)
+        tx.append("no_such_kind", "T1", None, {}, "x")
+    assert _queue_free(journal)
+    journal.close()  # its descriptor goes with its connections (nothing open at a fork)
+    queue = os.path.realpath(f"{journal.path}{QUEUE_SUFFIX}")
+    assert queue not in {os.path.realpath(f"/proc/self/fd/{fd}")
+                         for fd in os.listdir("/proc/self/fd")}
+
+
+HOLDER = """
+import sys, time
+from pathlib import Path
+from roads.store.journal import Journal
+with Journal(Path(sys.argv[1])).transaction() as tx:
+    tx.append("table_closed", "T1", None, {}, "x")
+    print("holding", flush=True)
+    time.sleep(60)
+"""
+
+
+def test_a_writer_killed_in_its_transaction_leaves_the_queue_to_the_next(
+        tmp_path: Path) -> None:
+    path = tmp_path / "journal.sqlite"
+    Journal(path).close()
+    proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(path)], stdout=subprocess.PIPE,
+                            text=True)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "holding"
+    journal = Journal(path)
+    assert not _queue_free(journal)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    event = journal.append("table_closed", "T2", None, {}, "y")
+    assert (event.seq, [e.table_id for e in journal.events()]) == (1, ["T2"])
 
 
 def test_a_refused_action_takes_back_only_its_own_events_whenever_they_were_inserted(

@@ -3,18 +3,22 @@ the vectorised ones of :mod:`roads.store.digest` and the store's shoe index, on 
 
 from __future__ import annotations
 
+import io
+import tempfile
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import polars as pl
+import pyarrow.parquet as pq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from roads.cards import CARD_CODES
-from roads.schema import ENTRY_METHODS, SOURCES, conform
+from roads.schema import ENTRY_METHODS, SOURCES, conform, provenance
 from roads.store.digest import combine, shoe_digests, shoes_digest
-from roads.store.journaled import coups_frame, sealed_content
-from roads.store.store import shoe_index_frame
+from roads.store.journaled import arrow_part, coups_frame, sealed_content
+from roads.store.store import _write, shoe_index_frame
 
 TEXT = st.text(st.characters(codec="utf-8"), min_size=1,
                max_size=12)  # tabs, newlines, backslashes and other scripts included
@@ -56,7 +60,7 @@ def test_a_seals_content_is_the_vectorised_one(
         shoe: tuple[list[dict[str, Any]], pl.DataFrame]) -> None:
     rows, row = shoe
     coups = coups_frame(rows)
-    content = sealed_content(rows, row)
+    content = sealed_content(rows, row.row(0, named=True))
     assert content is not None
     of_coups, of_shoe = content
     assert of_coups.digest == combine(shoe_digests(coups))
@@ -67,7 +71,7 @@ def test_a_seals_content_is_the_vectorised_one(
     assert of_shoe.index is not None and of_shoe.index.equals(shoe_index_frame(row))
 
 
-def _shoe(coups: list[int]) -> tuple[list[dict[str, Any]], pl.DataFrame]:
+def _shoe(coups: list[int]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     at = datetime(2026, 12, 1, tzinfo=UTC)
     rows: list[dict[str, Any]] = [
         {"table_id": "T", "shoe_id": "S", "coup": n, "outcome": "B", "player_cards": None,
@@ -77,7 +81,7 @@ def _shoe(coups: list[int]) -> tuple[list[dict[str, Any]], pl.DataFrame]:
         for n in coups]
     shoe = conform(pl.DataFrame({"table_id": ["T"], "shoe_id": ["S"], "coups": [len(rows)],
                                  "started_at": [at]}), "shoes")
-    return rows, shoe
+    return rows, shoe.row(0, named=True)
 
 
 def test_what_is_not_one_shoe_in_coup_order_is_left_to_the_vectorised_digests() -> None:
@@ -86,9 +90,49 @@ def test_what_is_not_one_shoe_in_coup_order_is_left_to_the_vectorised_digests() 
     assert sealed_content(*_shoe([1, 1])) is None  # a number twice
     assert sealed_content(*_shoe([])) is None  # no coups
     rows, shoe = _shoe([1, 2])
-    assert sealed_content(rows, pl.concat([shoe, shoe])) is None  # two shoe rows
     assert sealed_content([rows[0], {**rows[1], "shoe_id": "S2"}], shoe) is None  # two shoes
     for edited in ({"natural": 1}, {"coup": 2.0}, {"player_cards": "AsKd"},
                    {"outcome": "Banker"}, {"player_total": 300}, {"dealt_at": "today"}):
         # a value of another type, in a journal someone edited: the vectorised path decides
         assert sealed_content([rows[0], {**rows[1], **edited}], shoe) is None
+
+
+def _read_back(table: Any, name: str) -> pl.DataFrame:
+    """A part file written from ``table`` as the store writes one, read as every reader
+    reads it (polars)."""
+    buffer = io.BytesIO(_encoded(table, name))
+    return pl.read_parquet(buffer)
+
+
+def _encoded(table: Any, name: str) -> bytes:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "part.parquet"
+        _write(path, table, provenance(table=name, source="live"), durable=False)
+        return path.read_bytes()
+
+
+@settings(max_examples=100, deadline=None)
+@given(shoes())
+def test_a_seals_arrow_tables_are_read_back_as_the_canonical_frames(
+        shoe: tuple[list[dict[str, Any]], pl.DataFrame]) -> None:
+    rows, row = shoe
+    coups = arrow_part(rows, "coups")
+    shoes = arrow_part([row.row(0, named=True)], "shoes")
+    assert coups is not None and shoes is not None
+    for table, name, expected in ((coups, "coups", coups_frame(rows)), (shoes, "shoes", row)):
+        back = _read_back(table, name)
+        assert back.schema == expected.schema and back.equals(expected)
+        # the same Arrow schema (field metadata included) as polars' own file of the frame
+        assert pq.read_schema(io.BytesIO(_encoded(table, name))).remove_metadata() == \
+            pq.read_schema(io.BytesIO(_encoded(expected, name))).remove_metadata()
+
+
+def test_values_not_of_their_canonical_type_are_left_to_polars() -> None:
+    rows, shoe = _shoe([1, 2])
+    assert arrow_part(rows, "coups") is not None and arrow_part([shoe], "shoes") is not None
+    for edited in ({"natural": 1}, {"coup": 2.0}, {"coup": True}, {"player_cards": "AsKd"},
+                   {"player_cards": ["Xx", "As"]}, {"outcome": "Banker"},
+                   {"player_total": 300}, {"dealt_at": "today"}, {"entered_by": 7},
+                   {"source": "elsewhere"}):
+        assert arrow_part([rows[0], {**rows[1], **edited}], "coups") is None
+    assert arrow_part([{**shoe, "decks": 1000}], "shoes") is None
