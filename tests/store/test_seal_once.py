@@ -133,6 +133,40 @@ def test_a_close_whose_temporary_a_recovery_removed_returns_the_recovery_seal(
     assert temporary_files(store.root) == []
 
 
+def test_a_seal_that_lost_never_touches_the_published_files(
+        floor: Floor, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two workers closing one shoe: the other seal runs whole, published and journaled,
+    while this one writes its first file. This one loses in its transaction and must leave
+    the published files as the winner wrote them — the same inodes, not files renamed over
+    them (a loser of another version would write other bytes) — and discard its own."""
+    store = floor.store
+    store.journal.run(lambda tx: tx.append("shoe_closed", "T1", "S1", {}, "dealer"))
+    other = Store.open(store.root)  # its own connections: another worker, in effect
+    theirs: list[Event] = []
+    published: dict[str, tuple[int, str]] = {}
+    once = threading.Lock()  # (this seal writes its two files on two threads)
+    real = faults.point
+
+    def point(name: str) -> None:  # this seal's first file written under its hidden name
+        if name == "store:temporary-written" and once.acquire(blocking=False):
+            theirs.append(other.seal("T1", "S1", "system"))  # (its files pass the point)
+            published.update({f["path"]: _inode_and_sha(store.root / f["path"])
+                              for f in theirs[0].payload["files"]})
+        real(name)
+
+    monkeypatch.setattr(faults, "point", point)
+    mine = store.seal("T1", "S1", "dealer")
+    [first] = theirs
+    assert mine == first and first.actor == "system"
+    assert {path: _inode_and_sha(store.root / path) for path in published} == published
+    assert temporary_files(store.root) == []  # the loser's own files: discarded
+    _assert_sealed_once(store, first)
+
+
+def _inode_and_sha(path: Path) -> tuple[int, str]:
+    return path.stat().st_ino, hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 def test_a_shoe_sealed_twice_before_the_fix_is_named(floor: Floor) -> None:
     """Stores written before the in-transaction check could journal two seals of a shoe:
     verify names the shoe."""

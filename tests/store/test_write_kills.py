@@ -19,7 +19,7 @@ from roads.ingest.readers import ReadOptions
 from roads.ingest.run import ingest
 from roads.rules import get_rules
 from roads.store import Store
-from roads.store.layout import data_files, temporary_files
+from roads.store.layout import data_files, temporary_files, temporary_target
 from roads.store.verify import verify
 from roads.tables import TableService
 from tests.floor import DEALER, Floor
@@ -40,6 +40,8 @@ from roads.tables import Actor, TableService
 what, store = sys.argv[1], Store.open(Path(sys.argv[2]))
 if what == "close":
     TableService(store).close_shoe(Actor.user("dealer", "dealer"), "L2")
+elif what == "recover":
+    TableService(store).recover()
 elif what == "compact":
     store.compact(date(2100, 1, 1))
 else:
@@ -144,40 +146,76 @@ def _recovered(root: Path, sealed_whole: Whole) -> None:
     """Reopening the service seals the shoe once, and the store is the oracle's."""
     store = Store.open(root)
     assert TableService(store).recover() == [("L2", "S1")]
+    _recovered_clean(store, sealed_whole)
+
+
+def _recovered_clean(store: Store, sealed_whole: Whole) -> None:
+    """The store is the oracle's: its reads, its files, one seal of the same
+    (deterministic) names, no temporary, verify clean, nothing left to recover."""
     reads, files, paths = sealed_whole
     _assert_reads(store, reads)
-    assert _sealed(store, "L2", "S1") == paths  # one seal, of the same (deterministic) names
-    assert data_files(root) == files and temporary_files(root) == []
+    assert _sealed(store, "L2", "S1") == paths
+    assert data_files(store.root) == files and temporary_files(store.root) == []
     report = verify(store, deep=True)
     assert report.ok, report.problems
     assert TableService(store).recover() == []
+
+
+def _hidden_only(pristine: Path, store: Store, sealed_whole: Whole, both: bool) -> None:
+    """A seal killed before its commit: the shoe closed, not sealed, every reader reading
+    it from the journal; nothing published (the part files are the pristine store's), and
+    what it wrote is only hidden temporaries of the shoe's two names (``both``: of each,
+    whole), each named by `store verify` as left by an interrupted write."""
+    assert store.unsealed_closed() == [("L2", "S1")]
+    _assert_reads(store, sealed_whole[0])
+    assert data_files(store.root) == data_files(pristine)
+    temporaries = temporary_files(store.root)
+    targets = sorted(str(temporary_target(t)) for t in temporaries)
+    assert targets == sealed_whole[2] if both else (
+        len(temporaries) in (1, 2) and set(targets) <= set(sealed_whole[2]))
+    assert _leftovers(store) == dict.fromkeys(
+        temporaries, "a temporary file left by an interrupted write")
 
 
 def test_a_seal_killed_after_its_files_are_written(pristine: Path, tmp_path: Path,
                                                    sealed_whole: Whole) -> None:
     root = tmp_path / "store"
     store = _seal_killed(pristine, root, "seal:files-written")
-    # Partial: the shoe is closed, not sealed; every reader reads it from the journal.
-    assert store.unsealed_closed() == [("L2", "S1")]
-    _assert_reads(store, sealed_whole[0])
-    left = _leftovers(store)
-    assert set(left) == set(sealed_whole[2])  # its two files, named as no event's
-    assert all(d == "no committed journal event names this file" for d in left.values())
+    _hidden_only(pristine, store, sealed_whole, both=True)
     _recovered(root, sealed_whole)
 
 
 def test_a_seal_killed_while_writing_a_file(pristine: Path, tmp_path: Path,
                                             sealed_whole: Whole) -> None:
-    """Killed with a file written under its temporary name: the recovery's seal removes
-    that temporary (no later write would: the name is unique to the killed attempt)."""
+    """Killed with a file written under its temporary name (the other, on the second part
+    writer, not begun, half or wholly written): the recovery's seal removes them (no later
+    write would: the names are unique to the killed attempt)."""
     root = tmp_path / "store"
     store = _seal_killed(pristine, root, "store:temporary-written")
-    _assert_reads(store, sealed_whole[0])
-    left = _leftovers(store)
-    temporaries = temporary_files(root)
-    assert temporaries and set(temporaries) <= set(left)
-    assert set(left) - set(temporaries) <= set(sealed_whole[2])  # (the other may be done)
+    _hidden_only(pristine, store, sealed_whole, both=False)
     _recovered(root, sealed_whole)
+
+
+def test_a_recovery_killed_after_its_seal_before_its_cleanup(pristine: Path, tmp_path: Path,
+                                                             sealed_whole: Whole) -> None:
+    """The killed seal's temporaries outlive a recovery killed right after sealing: the
+    shoe is sealed whole, and the temporaries are named until the next sweep (a start-up's
+    recovery, or any bulk writer's) removes them."""
+    root = tmp_path / "store"
+    _seal_killed(pristine, root, "seal:files-written")
+    left = temporary_files(root)
+    _killed(root, "recover", "seal:recovered")
+    store = Store.open(root)
+    assert store.unsealed_closed() == []
+    reads, files, paths = sealed_whole
+    _assert_reads(store, reads)
+    assert data_files(root) == files and _sealed(store, "L2", "S1") == paths
+    assert temporary_files(root) == left  # (the recovery's own were published)
+    assert _leftovers(store) == dict.fromkeys(
+        left, "a temporary file left by an interrupted write")
+    with store.bulk_lock():
+        assert sorted(store.sweep(())) == left
+    _recovered_clean(store, sealed_whole)
 
 
 def test_a_seal_killed_after_its_commit_is_whole(pristine: Path, tmp_path: Path,
