@@ -299,12 +299,15 @@ def purged_whole(pristine: Path, tmp_path_factory: pytest.TempPathFactory) -> Wh
     return _reads(store), data_files(store.root), removed
 
 
-@pytest.mark.parametrize(("at", "left"), [("purge:committed", 6), ("purge:file-removed", 5)])
-def test_a_purge_killed_after_its_event(pristine: Path, tmp_path: Path, at: str, left: int,
-                                        purged_whole: Whole) -> None:
+@pytest.mark.parametrize(("at", "after", "left"), [
+    ("purge:committed", 0, 6), ("purge:file-removed", 0, 5),
+    ("purge:file-removed", 5, 0),  # after its last deletion: the emptied partitions left
+])
+def test_a_purge_killed_after_its_event(pristine: Path, tmp_path: Path, at: str, after: int,
+                                        left: int, purged_whole: Whole) -> None:
     root = tmp_path / "store"
     _copy(pristine, root)
-    _killed(root, "purge", at)
+    _killed(root, "purge", at, after)
     store = Store.open(root)
     reads, files, partitions = purged_whole
     # Partial: the purge is journaled, so no reader sees the purged days; the files it
@@ -314,11 +317,32 @@ def test_a_purge_killed_after_its_event(pristine: Path, tmp_path: Path, at: str,
     named = _leftovers(store)
     assert len(named) == left and set(named) <= set(event.payload["removed"])
     assert all("removed, left by an interrupted deletion" in d for d in named.values())
+    assert all((root / p).is_dir() for p in partitions)  # (emptied or not, still there)
+    assert [p for p in partitions if not any((root / p).iterdir())] == (
+        partitions if left == 0 else [])
     # Repaired: the next purge deletes them first (and their emptied partitions), and
     # purges nothing more.
     assert store.purge(PURGE_BEFORE, datetime.now(UTC), "admin", "default") == []
     _assert_reads(store, reads)
     assert data_files(root) == files
+    assert not any((root / p).exists() for p in partitions)
+    report = verify(store, deep=True)
+    assert report.ok, report.problems
+
+
+def test_any_bulk_writer_removes_what_a_killed_purge_left(pristine: Path, tmp_path: Path,
+                                                          purged_whole: Whole) -> None:
+    """The partitions a purge killed after its last deletion left empty: an ingest's sweep
+    (a writer of another kind) removes them too."""
+    root = tmp_path / "store"
+    _copy(pristine, root)
+    _killed(root, "purge", "purge:file-removed", 5)
+    store = Store.open(root)
+    partitions = purged_whole[2]
+    assert all((root / p).is_dir() for p in partitions)
+    csv = tmp_path / "later.csv"
+    csv.write_text("table,shoe,coup,result,time\nT7,S1,1,B,2026-02-01T10:00:00Z\n")
+    ingest([csv], store, ReadOptions(), get_rules("standard-8"))
     assert not any((root / p).exists() for p in partitions)
     report = verify(store, deep=True)
     assert report.ok, report.problems
