@@ -77,7 +77,7 @@ COMPRESSION_LEVEL = 1
 #: part's encoding (most of it the card lists', which no filter can use), and no reader
 #: needs them: the catalogue says which files hold a shoe and the port reads files whole.
 STATISTICS: Final = {"min": False, "max": False, "distinct_count": False, "null_count": True}
-MARKER = "store.json"
+MARKER = checkpoint.MARKER
 JOURNAL = "journal.sqlite"
 FORMAT = "roads-store-2"
 
@@ -232,15 +232,23 @@ class Store:
 
     @classmethod
     def create(cls, root: Path, purpose: str = "") -> Store:
-        """The store at ``root``, made if there is none (``purpose``: e.g. ``demo``)."""
+        """The store at ``root``, made if there is none (``purpose``: e.g. ``demo``).
+
+        ``store.json`` is bound to the checkpoints: its digest is signed in a checkpoint
+        before the file is written (and carried by every later one), so an edit of it is
+        named; a write of it killed before the rename leaves the old file (or none), which
+        verify names and the next writing command writes again."""
         fresh = not (root / JOURNAL).is_file()
         root.mkdir(parents=True, exist_ok=True)
         store = cls(root, Journal(root / JOURNAL))
         checkpoint.create_keys(root)
         if fresh or not (root / MARKER).exists() or (purpose and store.purpose != purpose):
-            publish_text(root / MARKER, json.dumps({
+            text = json.dumps({
                 "format": FORMAT, "schema_version": SCHEMA_VERSION, "purpose": purpose,
-                "created_at": datetime.now(UTC).isoformat(timespec="seconds")}, indent=2))
+                "created_at": datetime.now(UTC).isoformat(timespec="seconds")}, indent=2)
+            store.checkpoint(hashlib.sha256(text.encode()).hexdigest())
+            faults.point("store:marker-signed")
+            publish_text(root / MARKER, text)
         return store
 
     @property
@@ -379,8 +387,9 @@ class Store:
             self.checkpoint()
         return event
 
-    def checkpoint(self) -> checkpoint.Checkpoint:
-        return checkpoint.write(self.root, self.journal)
+    def checkpoint(self, marker: str | None = None) -> checkpoint.Checkpoint:
+        """Sign the journal's head (``marker``: see :func:`checkpoint.write`'s ``store``)."""
+        return checkpoint.write(self.root, self.journal, marker)
 
     def sign_interrupted(self) -> Checkpoint | None:
         """Sign the head when file events follow the newest checkpoint: a write killed
