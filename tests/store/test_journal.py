@@ -224,7 +224,7 @@ def test_run_answers_each_caller_with_its_own_outcome(tmp_path: Path) -> None:
         queued = committer._queue.qsize()
         release.set()
         assert queued == 4, f"only {queued} of the 4 callers queued within {WAKE_SECONDS} s"
-        done, waiting = wait(calls, timeout=WAKE_SECONDS)
+        waiting = wait(calls, timeout=WAKE_SECONDS).not_done
         assert not waiting, (f"{len(waiting)} caller(s) not woken {WAKE_SECONDS} s after "
                              "their commit (a lost wake-up in GroupCommitter.run)")
         outcomes = [c.result() for c in calls]
