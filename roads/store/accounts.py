@@ -15,6 +15,12 @@ A session row must be one a ``login`` event recorded (its digest of the row: the
 SHA-256, user, CSRF token and expiry; never the token itself), so a planted or re-assigned
 session is named; logins journaled before the digest are trusted for their session's
 lifetime. The login limiter's counters are not replayed.
+
+Each change is journaled before its row is written, and the row written in one transaction
+with a record of its event in the ``applied`` table: a row whose last event is not
+recorded, and which is as it was before that event, is what a kill between the two leaves,
+and is named as an interrupted write (:func:`interrupted`), which the next run of the
+command completes.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ Layout under the store root::
     checkpoints/checkpoints.jsonl           signed heads of the journal
     keys/                                   the store's checkpoint signing key
     ingest/ quarantine/ flags/              ingest reports, rejected rows, rule findings
+    auth.sqlite logins.sqlite .bulk.lock    accounts, the login limiter, the bulk writers' lock
 
 Every file is written whole under a hidden name, then journaled with its SHA-256, size, rows
 and content digest in one event that also updates the catalogue; readers list files only

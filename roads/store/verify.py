@@ -5,10 +5,14 @@ Checks, each reported by kind with the first (and every) place it occurs:
 - ``chain``: the journal's hash chain (an event altered, removed or relinked);
 - ``checkpoint``: the signed checkpoints (the journal's tail cut, or events re-chained
   before the newest checkpoint);
+- ``altered`` / ``missing`` ``store.json``: not the file whose digest the newest checkpoint
+  signed;
 - ``catalogue``: the catalogue beside the journal agrees with a replay of the file events;
 - ``missing`` / ``altered``: every catalogued file is there, at its size and SHA-256;
-- ``not accounted for``: part files no committed event names (or that a committed
-  compaction or purge removed), and leftover temporaries;
+- ``not accounted for``: every file under the store (one walk) that no committed event
+  names and that is none of the store's own (part files, or ones a committed compaction or
+  purge removed; an ingest run's files no committed run names; anything else), and
+  leftover temporaries, as left by an interrupted write;
 - ``held twice``: a coup stored in two places, or a shoe row stored twice, or an imported
   shoe that is also a live shoe of the journal;
 - ``differs from journal``: a sealed shoe whose journaled file content is not what its
