@@ -254,9 +254,20 @@ class Store:
 
     @property
     def purpose(self) -> str:
+        """What ``store.json`` says the store is for, when it is the file the newest
+        checkpoint signed (an edited one says nothing: a real store relabelled ``demo``
+        is not the demo's)."""
         try:
-            return str(json.loads((self.root / MARKER).read_text()).get("purpose", ""))
-        except (OSError, ValueError):
+            data = (self.root / MARKER).read_bytes()
+        except OSError:
+            return ""
+        signed = checkpoint.newest(self.root / checkpoint.DIRECTORY / checkpoint.FILE)
+        if signed is not None and signed.store and \
+                hashlib.sha256(data).hexdigest() != signed.store:
+            return ""
+        try:
+            return str(json.loads(data).get("purpose", ""))
+        except (ValueError, AttributeError):
             return ""
 
     # -- writing ----------------------------------------------------------------------------

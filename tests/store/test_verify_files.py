@@ -130,6 +130,19 @@ def test_an_edited_store_json_is_named(store: Store, field: str, value: str) -> 
     assert "store.json" in _named(store)
 
 
+def test_a_real_store_relabelled_as_the_demo_s_is_not_taken_for_it(store: Store) -> None:
+    """`serve --demo` deals only into the demo's own store: an edited store.json saying
+    ``demo`` is not believed, and the demo refuses the store's real tables."""
+    from roads.cli_live import _demo_store
+    from roads.errors import InputError
+
+    marker = store.root / "store.json"
+    marker.write_text(json.dumps({**json.loads(marker.read_text()), "purpose": "demo"}))
+    assert Store.open(store.root).purpose == ""
+    with pytest.raises(InputError, match="holds tables the demo did not create"):
+        _demo_store(store.root)
+
+
 def test_a_deleted_store_json_is_named(store: Store) -> None:
     (store.root / "store.json").unlink()
     assert _named(store)["store.json"][0] == "missing"
