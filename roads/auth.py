@@ -158,10 +158,9 @@ class Auth:
             raise
         db.execute("COMMIT")
 
-    def _exists(self, name: str) -> tuple[int] | None:
-        row = self._db().execute("SELECT disabled FROM users WHERE name = ?",
-                                 (name,)).fetchone()
-        return None if row is None else (int(row[0]),)
+    def _exists(self, name: str) -> bool:
+        return self._db().execute("SELECT 1 FROM users WHERE name = ?",
+                                  (name,)).fetchone() is not None
 
     # -- users ------------------------------------------------------------------------------
     def add_user(self, name: str, role: str, password: str, by: str = "cli") -> None:
@@ -171,7 +170,7 @@ class Auth:
             raise AuthError(f"user name {name!r}: use up to 64 letters, digits, '.', '_' or "
                             "'-', starting with a letter or digit")
         _check_password(password)
-        if self._exists(name) is not None:
+        if self._exists(name):
             raise AuthError(f"user {name!r} already exists")
         salt = secrets.token_bytes(16)
         hashed = hash_password(password, salt)
@@ -184,7 +183,7 @@ class Auth:
 
     def set_password(self, name: str, password: str, by: str = "cli") -> None:
         _check_password(password)
-        if self._exists(name) is None:
+        if not self._exists(name):
             raise AuthError(f"no user {name!r}")
         salt = secrets.token_bytes(16)
         hashed = hash_password(password, salt)
@@ -200,7 +199,7 @@ class Auth:
 
     def disable_user(self, name: str, by: str = "cli") -> None:
         """Refuse the user's logins and end their sessions and personal tokens at once."""
-        if self._exists(name) is None:
+        if not self._exists(name):
             raise AuthError(f"no user {name!r}")
         db = self._db()
         sessions, tokens = db.execute(
@@ -219,7 +218,7 @@ class Auth:
 
     def enable_user(self, name: str, by: str = "cli") -> None:
         """Allow the user to log in again (revoked tokens stay revoked)."""
-        if self._exists(name) is None:
+        if not self._exists(name):
             raise AuthError(f"no user {name!r}")
         self._journaled("user_changed", SYSTEM, {"user": name, "change": "enabled"}, by,
                         lambda db: db.execute("UPDATE users SET disabled = 0 WHERE name = ?",

@@ -58,14 +58,13 @@ class Listing:
     ``parts``: part files under a table's day partitions; ``temporaries``: hidden files of a
     write in flight or killed (and a run's spill); ``attachments``: files in an ingest
     run's folders; ``fixed``: the store's own files (:data:`FIXED`); ``other``: anything
-    else, and anything that is not a regular file; ``empty``: empty directories."""
+    else, and anything that is not a regular file."""
 
     parts: list[str] = field(default_factory=list)
     temporaries: list[str] = field(default_factory=list)
     attachments: list[str] = field(default_factory=list)
     fixed: list[str] = field(default_factory=list)
     other: list[str] = field(default_factory=list)
-    empty: list[str] = field(default_factory=list)
 
 
 def walk(root: Path) -> Listing:
@@ -79,8 +78,6 @@ def walk(root: Path) -> Listing:
             entries = list(os.scandir(root / folder if folder else root))
         except FileNotFoundError:  # (removed meanwhile)
             continue
-        if not entries and folder:
-            listing.empty.append(folder)
         for entry in entries:
             rel = f"{folder}/{entry.name}" if folder else entry.name
             if entry.is_dir(follow_symlinks=False):
