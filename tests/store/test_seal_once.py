@@ -178,3 +178,20 @@ def test_a_shoe_sealed_twice_before_the_fix_is_named(floor: Floor) -> None:
     problems = [p for p in verify(store).problems if p["kind"] == "held twice"]
     assert [p["where"] for p in problems] == ["T1/S1"]
     assert str(seal.seq) in problems[0]["detail"]
+
+
+def test_a_seal_s_rename_lost_to_a_power_cut_is_put_in_place(floor: Floor) -> None:
+    """The journaled seal's file back under its hidden name, as a power cut that lost the
+    rename (but not the commit) leaves it: the next sweep renames it into place; a hidden
+    file of other bytes is removed instead."""
+    store = floor.store
+    _, sealed = floor.close("T1")
+    coups, shoes = (store.root / f["path"] for f in sealed.payload["files"])
+    hidden = coups.parent / f".tmp-{'a' * 32}-{coups.name}"
+    coups.rename(hidden)
+    other = shoes.parent / f".tmp-{'b' * 32}-{shoes.name}"
+    other.write_bytes(b"another attempt's bytes")
+    assert {p["kind"] for p in verify(store).problems} == {"missing", "not accounted for"}
+    assert store.sweep_stored() == [other.relative_to(store.root).as_posix()]
+    assert coups.is_file() and not hidden.exists() and not other.exists()
+    _assert_sealed_once(store, sealed)
