@@ -22,8 +22,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Literal, TypedDict
+from typing import Any, Literal, TypedDict
 
+from roads import faults
 from roads.logins import AuthError, LoginGuard, LoginLimits, RateLimited, recorded_name
 from roads.store import SESSION_HOURS, credential_digest
 from roads.store.journal import SYSTEM, Journal, thread_connection
@@ -62,6 +63,7 @@ CREATE TABLE IF NOT EXISTS tokens (
     token_hash TEXT PRIMARY KEY, token_id TEXT NOT NULL UNIQUE, name TEXT NOT NULL,
     created_by TEXT, created_at TEXT NOT NULL, expires_at TEXT NOT NULL,
     revoked INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS applied (seq INTEGER PRIMARY KEY);
 """
 
 
@@ -127,11 +129,38 @@ class Auth:
         self._local = threading.local()
         self._clock = clock
         root.mkdir(parents=True, exist_ok=True)
-        self._db().executescript(_SCHEMA)
+        db = self._db()
+        db.executescript(_SCHEMA)
+        # account events before this are not recorded in ``applied`` (a store from before)
+        db.execute("INSERT INTO applied SELECT -? WHERE NOT EXISTS (SELECT 1 FROM applied)",
+                   (journal.head()[0],))
         self.guard = LoginGuard(root, journal, limits or LoginLimits(), clock)
 
     def _db(self) -> sqlite3.Connection:
         return thread_connection(self._local, self.path)
+
+    def _journaled(self, kind: str, table_id: str, payload: dict[str, Any], by: str,
+                   write: Callable[[sqlite3.Connection], object]) -> None:
+        """Journal an account change, then make it in ``auth.sqlite`` in one transaction
+        with the record that its event is applied. The event first: a kill between the
+        two leaves an event whose row is as it was before it, which ``store verify`` names
+        as an interrupted write (not as a row no event made) and the next run of the
+        command completes (``roads.store.accounts``)."""
+        event = self.journal.append(kind, table_id, None, payload, by)
+        faults.point("accounts:journaled")
+        db = self._db()
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            write(db)
+            db.execute("INSERT INTO applied VALUES (?)", (event.seq,))
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+
+    def _exists(self, name: str) -> bool:
+        return self._db().execute("SELECT 1 FROM users WHERE name = ?",
+                                  (name,)).fetchone() is not None
 
     # -- users ------------------------------------------------------------------------------
     def add_user(self, name: str, role: str, password: str, by: str = "cli") -> None:
@@ -141,57 +170,59 @@ class Auth:
             raise AuthError(f"user name {name!r}: use up to 64 letters, digits, '.', '_' or "
                             "'-', starting with a letter or digit")
         _check_password(password)
+        if self._exists(name):
+            raise AuthError(f"user {name!r} already exists")
         salt = secrets.token_bytes(16)
         hashed = hash_password(password, salt)
-        try:
-            self._db().execute("INSERT INTO users(name, role, salt, hash, created_at) "
-                               "VALUES (?,?,?,?,?)", (name, role, salt, hashed,
-                                                      self._clock().isoformat()))
-        except sqlite3.IntegrityError:
-            raise AuthError(f"user {name!r} already exists") from None
-        self.journal.append("user_added", SYSTEM, None,
-                            {"user": name, "role": role,
-                             "credential": credential_digest(salt, hashed)}, by)
+        self._journaled("user_added", SYSTEM, {"user": name, "role": role,
+                                               "credential": credential_digest(salt, hashed)},
+                        by, lambda db: db.execute(
+                            "INSERT INTO users(name, role, salt, hash, created_at) "
+                            "VALUES (?,?,?,?,?)",
+                            (name, role, salt, hashed, self._clock().isoformat())))
 
     def set_password(self, name: str, password: str, by: str = "cli") -> None:
         _check_password(password)
+        if not self._exists(name):
+            raise AuthError(f"no user {name!r}")
         salt = secrets.token_bytes(16)
         hashed = hash_password(password, salt)
-        cur = self._db().execute("UPDATE users SET salt = ?, hash = ? WHERE name = ?",
-                                 (salt, hashed, name))
-        if cur.rowcount == 0:
-            raise AuthError(f"no user {name!r}")
-        self._db().execute("DELETE FROM sessions WHERE name = ?", (name,))
-        self.journal.append("user_changed", SYSTEM, None,
-                            {"user": name, "change": "password",
-                             "credential": credential_digest(salt, hashed)}, by)
+
+        def write(db: sqlite3.Connection) -> None:
+            db.execute("UPDATE users SET salt = ?, hash = ? WHERE name = ?",
+                       (salt, hashed, name))
+            db.execute("DELETE FROM sessions WHERE name = ?", (name,))
+
+        self._journaled("user_changed", SYSTEM, {"user": name, "change": "password",
+                                                 "credential": credential_digest(salt, hashed)},
+                        by, write)
 
     def disable_user(self, name: str, by: str = "cli") -> None:
         """Refuse the user's logins and end their sessions and personal tokens at once."""
+        if not self._exists(name):
+            raise AuthError(f"no user {name!r}")
         db = self._db()
-        db.execute("BEGIN IMMEDIATE")  # all three or none
-        try:
-            if db.execute("UPDATE users SET disabled = 1 WHERE name = ?",
-                          (name,)).rowcount == 0:
-                raise AuthError(f"no user {name!r}")
-            sessions = db.execute("DELETE FROM sessions WHERE name = ?", (name,)).rowcount
-            tokens = db.execute("UPDATE tokens SET revoked = 1 WHERE name = ? AND revoked = 0",
-                                (name,)).rowcount
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
-        self.journal.append("user_changed", SYSTEM, None,
-                            {"user": name, "change": "disabled", "sessions_ended": sessions,
-                             "tokens_revoked": tokens}, by)
+        sessions, tokens = db.execute(
+            "SELECT (SELECT count(*) FROM sessions WHERE name = ?), "
+            "(SELECT count(*) FROM tokens WHERE name = ? AND revoked = 0)",
+            (name, name)).fetchone()
+
+        def write(db: sqlite3.Connection) -> None:  # all three or none
+            db.execute("UPDATE users SET disabled = 1 WHERE name = ?", (name,))
+            db.execute("DELETE FROM sessions WHERE name = ?", (name,))
+            db.execute("UPDATE tokens SET revoked = 1 WHERE name = ? AND revoked = 0", (name,))
+
+        self._journaled("user_changed", SYSTEM, {"user": name, "change": "disabled",
+                                                 "sessions_ended": sessions,
+                                                 "tokens_revoked": tokens}, by, write)
 
     def enable_user(self, name: str, by: str = "cli") -> None:
         """Allow the user to log in again (revoked tokens stay revoked)."""
-        if self._db().execute("UPDATE users SET disabled = 0 WHERE name = ?",
-                              (name,)).rowcount == 0:
+        if not self._exists(name):
             raise AuthError(f"no user {name!r}")
-        self.journal.append("user_changed", SYSTEM, None, {"user": name, "change": "enabled"},
-                            by)
+        self._journaled("user_changed", SYSTEM, {"user": name, "change": "enabled"}, by,
+                        lambda db: db.execute("UPDATE users SET disabled = 0 WHERE name = ?",
+                                              (name,)))
 
     def users(self) -> list[dict[str, str | bool]]:
         rows = self._db().execute(
@@ -280,15 +311,34 @@ class Auth:
 
     def issue_key(self, table_id: str, by: str = "cli") -> str:
         """A new key for one table's card-reading shoe or system; shown once, stored hashed."""
+        self._abandon("api_key", table_id, by)
         key_id = self._new_id()
         key = f"rk_{key_id}_{secrets.token_urlsafe(32)}"
-        self._db().execute("INSERT INTO api_keys(key_hash, key_id, table_id, created_by, "
-                           "created_at) VALUES (?,?,?,?,?)",
-                           (_digest(key), key_id, table_id, by, self._clock().isoformat()))
-        self.journal.append("api_key_issued", table_id, None,
-                            {"key_id": key_id, "credential": credential_digest(_digest(key))},
-                            by)
+        self._journaled("api_key_issued", table_id,
+                        {"key_id": key_id, "credential": credential_digest(_digest(key))}, by,
+                        lambda db: db.execute(
+                            "INSERT INTO api_keys(key_hash, key_id, table_id, created_by, "
+                            "created_at) VALUES (?,?,?,?,?)",
+                            (_digest(key), key_id, table_id, by, self._clock().isoformat())))
         return key
+
+    def _abandon(self, kind: Literal["api_key", "token"], owner: str, by: str) -> None:
+        """Close the keys (of table ``owner``) or tokens (of user ``owner``) an issue killed
+        between its event and its row journaled but never stored (the secret was never
+        shown): revoked as ``abandoned``, so no row of them may appear later."""
+        table, column = ("api_keys", "key_id") if kind == "api_key" else ("tokens", "token_id")
+        issued = self.journal.of_kinds((f"{kind}_issued", f"{kind}_revoked"))
+        closed = {e.payload.get(column) for e in issued if e.kind.endswith("_revoked")}
+        for event in issued:
+            ident = event.payload.get(column)
+            mine = event.table_id if kind == "api_key" else event.payload.get("user")
+            if (event.kind.endswith("_issued") and mine == owner and ident not in closed
+                    and self._db().execute(f"SELECT 1 FROM {table} WHERE {column} = ?",
+                                           (ident,)).fetchone() is None):
+                payload = {column: ident, "abandoned": True,
+                           **({} if kind == "api_key" else {"user": owner})}
+                self._journaled(f"{kind}_revoked", event.table_id, payload, by,
+                                lambda db: None)
 
     def key_table(self, key: str) -> tuple[str, str] | None:
         """(table, key id) a key is scoped to; None for an unknown or revoked key."""
@@ -310,17 +360,18 @@ class Auth:
             raise AuthError(f"no user {name!r}")
         if row[0]:
             raise AuthError(f"user {name!r} is disabled")
+        self._abandon("token", name, by)
         token_id = self._new_id()
         token = f"rt_{token_id}_{secrets.token_urlsafe(32)}"
         expires = self._clock() + timedelta(days=days)
-        self._db().execute("INSERT INTO tokens(token_hash, token_id, name, created_by, "
-                           "created_at, expires_at) VALUES (?,?,?,?,?,?)",
-                           (_digest(token), token_id, name, by, self._clock().isoformat(),
-                            expires.isoformat()))
-        self.journal.append("token_issued", SYSTEM, None,
-                            {"user": name, "token_id": token_id,
-                             "expires_at": expires.isoformat(),
-                             "credential": credential_digest(_digest(token))}, by)
+        self._journaled("token_issued", SYSTEM,
+                        {"user": name, "token_id": token_id, "expires_at": expires.isoformat(),
+                         "credential": credential_digest(_digest(token))}, by,
+                        lambda db: db.execute(
+                            "INSERT INTO tokens(token_hash, token_id, name, created_by, "
+                            "created_at, expires_at) VALUES (?,?,?,?,?,?)",
+                            (_digest(token), token_id, name, by, self._clock().isoformat(),
+                             expires.isoformat())))
         return token
 
     def token_session(self, token: str) -> Session | None:
@@ -357,12 +408,13 @@ class Auth:
         if found[1]:
             raise AuthError(f"{key_id} is already revoked")
         if key is not None:
-            db.execute("UPDATE api_keys SET revoked = 1 WHERE key_id = ?", (key_id,))
-            self.journal.append("api_key_revoked", key[0], None, {"key_id": key_id}, by)
+            self._journaled("api_key_revoked", key[0], {"key_id": key_id}, by,
+                            lambda db: db.execute(
+                                "UPDATE api_keys SET revoked = 1 WHERE key_id = ?", (key_id,)))
             return "key"
-        db.execute("UPDATE tokens SET revoked = 1 WHERE token_id = ?", (key_id,))
-        self.journal.append("token_revoked", SYSTEM, None,
-                            {"user": token[0], "token_id": key_id}, by)
+        self._journaled("token_revoked", SYSTEM, {"user": token[0], "token_id": key_id}, by,
+                        lambda db: db.execute(
+                            "UPDATE tokens SET revoked = 1 WHERE token_id = ?", (key_id,)))
         return "token"
 
     def credentials(self) -> list[Credential]:

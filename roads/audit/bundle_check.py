@@ -122,9 +122,7 @@ def _checkpoints(bundle: Path, manifest: dict[str, Any], events: list[Event | Li
     points = []
     for n, line in enumerate((bundle / "checkpoints.jsonl").read_text().splitlines(), 1):
         try:
-            d = json.loads(line)
-            points.append(Checkpoint(int(d["seq"]), d["hash"], d["at"], d["key"],
-                                     d["signature"]))
+            points.append(Checkpoint.from_json(json.loads(line)))
         except (ValueError, KeyError, TypeError):
             raise BundleError(f"checkpoints.jsonl line {n} is not a checkpoint") from None
     if not events:

@@ -33,14 +33,13 @@ from roads.files import sha256
 from roads.ingest.fastcsv import Attempt, Body, layout_of, parse_body, why_not
 from roads.ingest.readers import ReadOptions, staged_batches
 from roads.ingest.validate import Hands, Parsed, parse_staged
-from roads.store import TEMPORARY_PREFIX
+from roads.store import SPILL, TEMPORARY_PREFIX
 
 #: Bytes of input read, parsed and spilled at a time (about 0.45 million coups of a
 #: card-level export). Tests lower it to cut small files into many chunks.
 CHUNK_BYTES = 32 << 20
 #: Bytes of a card-level row, to turn the chunk into rows a batch on the general path.
 ROW_BYTES = 70
-SPILL = "spill"
 _SIDES = ("p", "b")
 _GENERATIONS = 1 << 20  # keys per day
 

@@ -52,11 +52,18 @@ from roads.ingest.readers import (
 from roads.ingest.validate import QUARANTINE_SCHEMA, Parsed, check, parse_staged
 from roads.rules import RuleSet
 from roads.schema import CONTENT, COUP_KEY, COUPS, SHOE_KEY, SHOES, conform, same_content
-from roads.store import MARK, Preceding, StagedRows, Store, Written, apply_corrections
+from roads.store import (
+    ATTACHMENTS,
+    MARK,
+    Preceding,
+    StagedRows,
+    Store,
+    Written,
+    apply_corrections,
+)
 
 CONFLICT = "conflicts with the stored coup (different content)"
 LIVE_SHOE = "the shoe is a live shoe of the journal (open or sealed); an import never adds to it"
-ATTACHMENTS = {"ingest": ".json", "quarantine": ".jsonl", "flags": ".parquet"}
 
 
 @dataclass(frozen=True)

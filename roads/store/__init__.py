@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # the names as the type checker sees them
     from roads.store.early import EarlyReads
     from roads.store.journal import SYSTEM, Event, Journal, JournalError
     from roads.store.journaled import Content, coup_row, coups_frame, shoe_frames
-    from roads.store.layout import TEMPORARY_PREFIX
+    from roads.store.layout import ATTACHMENTS, SPILL, TEMPORARY_PREFIX
     from roads.store.read import (
         ALL,
         Selection,
@@ -50,6 +50,8 @@ _WHERE = {
     "coup_row": "roads.store.journaled",
     "coups_frame": "roads.store.journaled",
     "shoe_frames": "roads.store.journaled",
+    "ATTACHMENTS": "roads.store.layout",
+    "SPILL": "roads.store.layout",
     "TEMPORARY_PREFIX": "roads.store.layout",
     "ALL": "roads.store.read",
     "Selection": "roads.store.read",
@@ -67,8 +69,10 @@ _WHERE = {
 }
 __all__ = [
     "ALL",
+    "ATTACHMENTS",
     "MARK",
     "SESSION_HOURS",
+    "SPILL",
     "SYSTEM",
     "TEMPORARY_PREFIX",
     "Content",

@@ -15,6 +15,12 @@ A session row must be one a ``login`` event recorded (its digest of the row: the
 SHA-256, user, CSRF token and expiry; never the token itself), so a planted or re-assigned
 session is named; logins journaled before the digest are trusted for their session's
 lifetime. The login limiter's counters are not replayed.
+
+Each change is journaled before its row is written, and the row written in one transaction
+with a record of its event in the ``applied`` table: a row whose last event is not
+recorded, and which is as it was before that event, is what a kill between the two leaves,
+and is named as an interrupted write (:func:`interrupted`), which the next run of the
+command completes.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -56,36 +63,117 @@ def credential_digest(*parts: object) -> str:
     return digest.hexdigest()
 
 
-def expected(events: Iterable[Event]) -> dict[str, dict[str, dict[str, Any]]]:
-    """The rows the account events leave, by table and id."""
-    rows: dict[str, dict[str, dict[str, Any]]] = {t: {} for t in _ROWS}
-    users, keys, tokens = rows["users"], rows["api_keys"], rows["tokens"]
+@dataclass
+class Replay:
+    """What the account events leave: the rows by table and id, and for each row the last
+    event that changed it and the row as it was before that event (None: no row), which
+    is what a write killed between that event and its row leaves (the events come first:
+    :mod:`roads.auth`)."""
+
+    rows: dict[str, dict[str, dict[str, Any]]]
+    last: dict[tuple[str, str], tuple[Event, dict[str, Any] | None]]
+
+    def change(self, table: str, ident: str, event: Event,
+               row: dict[str, Any] | None) -> None:
+        """Journal ``event`` as making the row ``ident`` of ``table`` ``row`` (None: gone)."""
+        old = self.rows[table].get(ident)
+        self.last[table, ident] = (event, None if old is None else dict(old))
+        if row is None:
+            self.rows[table].pop(ident, None)
+        else:
+            self.rows[table][ident] = row
+
+
+def replay(events: Iterable[Event]) -> Replay:
+    """The rows the account events leave (a key or token revoked as ``abandoned``: one an
+    interrupted issue journaled but never stored, which no row may hold)."""
+    done = Replay({t: {} for t in _ROWS}, {})
+    users, tokens = done.rows["users"], done.rows["tokens"]
     for e in events:
         p = e.payload
         if e.kind == "user_added":
-            users[p["user"]] = {"role": p["role"], "disabled": 0,
-                                "credential": p.get("credential")}
+            done.change("users", p["user"], e, {"role": p["role"], "disabled": 0,
+                                                 "credential": p.get("credential")})
         elif e.kind == "user_changed" and p.get("user") in users:
+            row = dict(users[p["user"]])
             if p.get("change") == "disabled":
-                users[p["user"]]["disabled"] = 1
-                for token in tokens.values():  # disabling revokes the user's tokens
+                row["disabled"] = 1
+                for ident, token in list(tokens.items()):  # disabling revokes their tokens
                     if token["name"] == p["user"]:
-                        token["revoked"] = 1
+                        done.change("tokens", ident, e, {**token, "revoked": 1})
             elif p.get("change") == "enabled":
-                users[p["user"]]["disabled"] = 0
+                row["disabled"] = 0
             elif p.get("change") == "password":
-                users[p["user"]]["credential"] = p.get("credential")
+                row["credential"] = p.get("credential")
+            done.change("users", p["user"], e, row)
         elif e.kind == "api_key_issued":
-            keys[p["key_id"]] = {"table_id": e.table_id, "revoked": 0,
-                                 "credential": p.get("credential")}
-        elif e.kind == "api_key_revoked" and p.get("key_id") in keys:
-            keys[p["key_id"]]["revoked"] = 1
+            done.change("api_keys", p["key_id"], e, {"table_id": e.table_id, "revoked": 0,
+                                                     "credential": p.get("credential")})
         elif e.kind == "token_issued":
-            tokens[p["token_id"]] = {"name": p["user"], "expires_at": p["expires_at"],
-                                     "revoked": 0, "credential": p.get("credential")}
-        elif e.kind == "token_revoked" and p.get("token_id") in tokens:
-            tokens[p["token_id"]]["revoked"] = 1
-    return rows
+            done.change("tokens", p["token_id"], e, {
+                "name": p["user"], "expires_at": p["expires_at"], "revoked": 0,
+                "credential": p.get("credential")})
+        elif e.kind in ("api_key_revoked", "token_revoked"):
+            table, key = (("api_keys", "key_id") if e.kind == "api_key_revoked" else
+                          ("tokens", "token_id"))
+            if p.get(key) in done.rows[table]:
+                done.change(table, p[key], e, None if p.get("abandoned") else
+                            {**done.rows[table][p[key]], "revoked": 1})
+    return done
+
+
+def expected(events: Iterable[Event]) -> dict[str, dict[str, dict[str, Any]]]:
+    """The rows the account events leave, by table and id."""
+    return replay(events).rows
+
+
+#: How a write interrupted after its event is completed, by the event's kind.
+_REPAIR = {"user_added": "run `roads users add` for the user again",
+           "user_changed": "run the `roads users` command again",
+           "api_key_issued": "the next `roads users key` for its table closes it",
+           "token_issued": "the next `roads users token` for its user closes it",
+           "api_key_revoked": "run `roads users revoke-key` again",
+           "token_revoked": "run `roads users revoke-key` again"}
+
+
+def _same(row: dict[str, Any] | None, other: dict[str, Any] | None) -> bool:
+    """Whether a row as found is the row a replay gave (a credential the events did not
+    record is not judged)."""
+    if row is None or other is None:
+        return row is other
+    return all(row[c] == v for c, v in other.items() if c != "credential") and \
+        other["credential"] in (None, row["credential"])
+
+
+@dataclass(frozen=True)
+class Applied:
+    """The account events whose rows ``auth.sqlite`` records as written (its ``applied``
+    table, written in the transaction that writes the row); events up to ``since`` were
+    journaled before it was kept, and are not judged by it (a store from before)."""
+
+    seqs: frozenset[int]
+    since: int
+
+    def pending(self, seq: int) -> bool:
+        """Whether the row write of event ``seq`` is not recorded (it was killed)."""
+        return seq > self.since and seq not in self.seqs
+
+
+NONE_APPLIED = Applied(frozenset(), 2**62)
+
+
+def interrupted(table: str, ident: str, found: dict[str, Any] | None, done: Replay,
+                applied: Applied) -> str | None:
+    """Why a row that is not what the journal made it is the state a write killed between
+    its event and its row leaves — the row's last event not recorded as applied, and the
+    row as it was before that event — else None."""
+    last = done.last.get((table, ident))
+    if last is None or not applied.pending(last[0].seq) or not _same(found, last[1]):
+        return None
+    event = last[0]
+    return (f"left by a write interrupted between its journal event {event.seq} "
+            f"({event.kind}) and this row, which is as it was before it "
+            f"({_REPAIR.get(event.kind, 'run the command again')})")
 
 
 def disagreements(root: Path, events_of: Callable[[], Iterable[Event]]
@@ -97,6 +185,7 @@ def disagreements(root: Path, events_of: Callable[[], Iterable[Event]]
     path = root / FILE
     found: dict[str, dict[str, dict[str, Any]]] = {t: {} for t in _ROWS}
     sessions: list[tuple[Any, ...]] = []
+    applied = NONE_APPLIED
     if path.is_file():
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         try:
@@ -108,18 +197,25 @@ def disagreements(root: Path, events_of: Callable[[], Iterable[Event]]
                         "credential": credential_digest(*row[len(columns) + 1:])}
             sessions = db.execute(
                 "SELECT token_hash, name, csrf, expires_at FROM sessions").fetchall()
+            applied = _applied(db)
         except sqlite3.DatabaseError as exc:
             return [(FILE, f"does not read as the account database: {exc}")]
         finally:
             db.close()
     events = list(events_of())
-    want = expected(events)
+    done = replay(events)
+    want = done.rows
     problems = _sessions(sessions, events)
     for table, (key, _, _) in _ROWS.items():
         mine, theirs = found[table], want[table]
         for ident in sorted(set(mine) | set(theirs), key=str):
             where = f"{FILE} {table} {key}={ident}"
-            if ident not in theirs:
+            if ident in theirs and _same(mine.get(ident), theirs[ident]):
+                continue
+            why = interrupted(table, ident, mine.get(ident), done, applied)
+            if why is not None:
+                problems.append((where, why))
+            elif ident not in theirs:
                 problems.append((where, "no journal event made this row"))
             elif ident not in mine:
                 problems.append((where, "the journal made this row but it is not there"))
@@ -133,6 +229,15 @@ def disagreements(root: Path, events_of: Callable[[], Iterable[Event]]
                 if changed:
                     problems.append((where, ", ".join(changed)))
     return problems
+
+
+def _applied(db: sqlite3.Connection) -> Applied:
+    """The ``applied`` table (none in a store from before it: nothing is judged by it)."""
+    if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'applied'").fetchone() is None:
+        return NONE_APPLIED
+    seqs = [r[0] for r in db.execute("SELECT seq FROM applied")]
+    return Applied(frozenset(s for s in seqs if s > 0),
+                   -min((s for s in seqs if s <= 0), default=-(2**62)))
 
 
 def _sessions(rows: list[tuple[Any, ...]], events: list[Event]) -> list[tuple[str, str]]:
@@ -161,4 +266,5 @@ def _sessions(rows: list[tuple[Any, ...]], events: list[Event]) -> list[tuple[st
     return problems
 
 
-__all__ = ["FILE", "KINDS", "SESSION_HOURS", "credential_digest", "disagreements", "expected"]
+__all__ = ["FILE", "KINDS", "SESSION_HOURS", "Applied", "Replay", "credential_digest",
+           "disagreements", "expected", "interrupted", "replay"]

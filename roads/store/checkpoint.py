@@ -29,6 +29,7 @@ DIRECTORY = "checkpoints"
 FILE = "checkpoints.jsonl"
 PRIVATE = "keys/store-ed25519.pem"
 PUBLIC = "keys/store-ed25519.pub"
+MARKER = "store.json"
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,17 +39,39 @@ class Checkpoint:
     at: str
     key: str  # SHA-256 fingerprint of the signing public key (PEM bytes)
     signature: str
+    #: SHA-256 of ``store.json`` (what the directory is), signed with the head, so an edit
+    #: of that file is named; None in checkpoints signed before it was.
+    store: str | None = None
 
     def message(self) -> bytes:
-        return signed_message(self.seq, self.hash, self.at)
+        return signed_message(self.seq, self.hash, self.at, self.store)
 
     def to_json(self) -> dict[str, Any]:
         return {"seq": self.seq, "hash": self.hash, "at": self.at, "key": self.key,
-                "signature": self.signature}
+                "signature": self.signature, **({"store": self.store} if self.store else {})}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Checkpoint:
+        """A checkpoint line's fields (KeyError, TypeError or ValueError if it is none)."""
+        store = data.get("store")
+        return cls(int(data["seq"]), str(data["hash"]), str(data["at"]), str(data["key"]),
+                   str(data["signature"]), None if store is None else str(store))
 
 
-def signed_message(seq: int, head: str, at: str) -> bytes:
-    return f"roads-checkpoint-1\n{seq}\n{head}\n{at}\n".encode()
+def signed_message(seq: int, head: str, at: str, store: str | None = None) -> bytes:
+    """What a checkpoint signs (the first form, without ``store.json``'s digest, is that of
+    checkpoints signed before it was bound)."""
+    if store is None:
+        return f"roads-checkpoint-1\n{seq}\n{head}\n{at}\n".encode()
+    return f"roads-checkpoint-2\n{seq}\n{head}\n{at}\n{store}\n".encode()
+
+
+def marker_digest(root: Path) -> str | None:
+    """SHA-256 of the store's ``store.json`` (None when there is none)."""
+    try:
+        return hashlib.sha256((root / MARKER).read_bytes()).hexdigest()
+    except FileNotFoundError:
+        return None
 
 
 def fingerprint(public_pem: bytes) -> str:
@@ -103,21 +126,27 @@ def _parsed_key(path: Path, mtime_ns: int, size: int, inode: int) -> Any:
     return load_pem_private_key(path.read_bytes(), password=None)
 
 
-def write(root: Path, journal: Journal) -> Checkpoint:
+def write(root: Path, journal: Journal, store: str | None = None) -> Checkpoint:
     """Sign the journal's current head and append it (durably) to the checkpoint file.
 
     The head is read and appended under an exclusive lock on the file, so checkpoints
     signed side by side (seals of two tables, two processes) are appended in head order:
-    a later line never names an earlier head."""
+    a later line never names an earlier head. ``store``: the digest of the ``store.json``
+    about to be written (:meth:`~roads.store.store.Store.create`); by default the newest
+    checkpoint's is signed again (never the file's as it is now, which would sign an edit
+    of it), or the file's when no checkpoint carries one yet (a store from before)."""
     path = root / DIRECTORY / FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     fresh = not path.exists()
     with path.open("a", encoding="utf-8") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)  # released when the file closes
+        if store is None:
+            last = None if fresh else newest(path)
+            store = last.store if last is not None and last.store else marker_digest(root)
         seq, head = journal.head()
         at = now_utc()
-        signature = _private_key(root).sign(signed_message(seq, head, at)).hex()
-        point = Checkpoint(seq, head, at, _public_fingerprint(root), signature)
+        signature = _private_key(root).sign(signed_message(seq, head, at, store)).hex()
+        point = Checkpoint(seq, head, at, _public_fingerprint(root), signature, store)
         fh.write(json.dumps(point.to_json(), sort_keys=True) + "\n")
         fh.flush()
         os.fsync(fh.fileno())
@@ -135,9 +164,7 @@ def read(path: Path) -> list[Checkpoint]:
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
-            out.append(Checkpoint(int(data["seq"]), str(data["hash"]), str(data["at"]),
-                                  str(data["key"]), str(data["signature"])))
+            out.append(Checkpoint.from_json(json.loads(line)))
         except (ValueError, KeyError, TypeError):
             raise ValueError(f"{path.name} line {number} is not a checkpoint") from None
     return out
@@ -155,9 +182,7 @@ def newest(path: Path) -> Checkpoint | None:
     if not lines:
         return None
     try:
-        data = json.loads(lines[-1])
-        return Checkpoint(int(data["seq"]), str(data["hash"]), str(data["at"]),
-                          str(data["key"]), str(data["signature"]))
+        return Checkpoint.from_json(json.loads(lines[-1]))
     except (ValueError, KeyError, TypeError):
         return None  # verify names the line
 

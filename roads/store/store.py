@@ -11,6 +11,7 @@ Layout under the store root::
     checkpoints/checkpoints.jsonl           signed heads of the journal
     keys/                                   the store's checkpoint signing key
     ingest/ quarantine/ flags/              ingest reports, rejected rows, rule findings
+    auth.sqlite logins.sqlite .bulk.lock    accounts, the login limiter, the bulk writers' lock
 
 Every file is written whole under a hidden name, then journaled with its SHA-256, size, rows
 and content digest in one event that also updates the catalogue; readers list files only
@@ -70,11 +71,12 @@ from roads.store.journaled import (
     shoe_records,
 )
 from roads.store.layout import (
-    TEMPORARY_PREFIX,
-    data_files,
+    ATTACHMENTS,
+    Listing,
     part_name,
     relative_path,
-    temporary_files,
+    temporary_target,
+    walk,
 )
 from roads.store.read import Reader
 
@@ -85,7 +87,7 @@ COMPRESSION_LEVEL = 1
 #: part's encoding (most of it the card lists', which no filter can use), and no reader
 #: needs them: the catalogue says which files hold a shoe and the port reads files whole.
 STATISTICS: Final = {"min": False, "max": False, "distinct_count": False, "null_count": True}
-MARKER = "store.json"
+MARKER = checkpoint.MARKER
 JOURNAL = "journal.sqlite"
 FORMAT = "roads-store-2"
 
@@ -128,6 +130,14 @@ class Written:
     shoes: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=KEYS))
     index: pl.DataFrame | None = None
     durable: bool = True  # False: in place but not yet fsynced (the commit syncs it first)
+    #: Where the file waits under a hidden name of its own until the commit that journals
+    #: it publishes it (a seal: see :meth:`Store.commit`); None once it is in place.
+    hidden: str | None = None
+
+    @property
+    def on_disk(self) -> str:
+        """Where the file is now (relative to the store)."""
+        return self.hidden or self.entry.path
 
     def to_json(self) -> dict[str, Any]:
         return {"entry": self.entry.to_json(), "shoes": self.shoes.rows(),
@@ -149,14 +159,15 @@ Run = Callable[[Action], Event]
 
 
 def write_part(root: Path, part: Part, source: str, durable: bool = True,
-               content: Content | None = None) -> Written:
+               content: Content | None = None, hidden: bool = False) -> Written:
     """Write one part file under ``root`` (whole or absent); nothing is journaled. Engines
     that write where they run (Spark executors) call this and hand the result back.
 
     ``durable=False``: the file is not fsynced here; :meth:`Store.commit` syncs it (with the
     run's other files, side by side) before it journals it. Until then it is a file no
     event names, as after any crash before a commit. ``content``: what the file holds, when
-    the caller made it already (a seal: :func:`~roads.store.journaled.sealed_content`)."""
+    the caller made it already (a seal: :func:`~roads.store.journaled.sealed_content`).
+    ``hidden``: left under its hidden temporary name, for the commit to publish."""
     meta = provenance(table=part.table, source=source, **part.metadata)
     frame = part.frame if isinstance(part.frame, pa.Table) else conform(part.frame, part.table)
     shoes, index = pl.DataFrame(schema=KEYS), None
@@ -171,10 +182,11 @@ def write_part(root: Path, part: Part, source: str, durable: bool = True,
     else:
         digest = shoes_digest(frame)
         index = _compact(shoe_index_frame(frame))
-    sha, size = _write(root / part.path, frame, meta, durable)
+    sha, size, at = _write(root / part.path, frame, meta, durable, publish=not hidden)
     faults.point("store:part-written")
     return Written(FileEntry(part.path, part.table, sha, size, len(frame), digest, part.day,
-                             source), shoes, index, durable)
+                             source), shoes, index, durable,
+                   at.relative_to(root).as_posix() if hidden else None)
 
 
 def _compact(frame: pl.DataFrame) -> pl.DataFrame:
@@ -232,22 +244,41 @@ class Store:
 
     @classmethod
     def create(cls, root: Path, purpose: str = "") -> Store:
-        """The store at ``root``, made if there is none (``purpose``: e.g. ``demo``)."""
+        """The store at ``root``, made if there is none (``purpose``: e.g. ``demo``).
+
+        ``store.json`` is bound to the checkpoints: its digest is signed in a checkpoint
+        before the file is written (and carried by every later one), so an edit of it is
+        named; a write of it killed before the rename leaves the old file (or none), which
+        verify names and the next writing command writes again."""
         fresh = not (root / JOURNAL).is_file()
         root.mkdir(parents=True, exist_ok=True)
         store = cls(root, Journal(root / JOURNAL))
         checkpoint.create_keys(root)
         if fresh or not (root / MARKER).exists() or (purpose and store.purpose != purpose):
-            publish_text(root / MARKER, json.dumps({
+            text = json.dumps({
                 "format": FORMAT, "schema_version": SCHEMA_VERSION, "purpose": purpose,
-                "created_at": datetime.now(UTC).isoformat(timespec="seconds")}, indent=2))
+                "created_at": datetime.now(UTC).isoformat(timespec="seconds")}, indent=2)
+            store.checkpoint(hashlib.sha256(text.encode()).hexdigest())
+            faults.point("store:marker-signed")
+            publish_text(root / MARKER, text)
         return store
 
     @property
     def purpose(self) -> str:
+        """What ``store.json`` says the store is for, when it is the file the newest
+        checkpoint signed (an edited one says nothing: a real store relabelled ``demo``
+        is not the demo's)."""
         try:
-            return str(json.loads((self.root / MARKER).read_text()).get("purpose", ""))
-        except (OSError, ValueError):
+            data = (self.root / MARKER).read_bytes()
+        except OSError:
+            return ""
+        signed = checkpoint.newest(self.root / checkpoint.DIRECTORY / checkpoint.FILE)
+        if signed is not None and signed.store and \
+                hashlib.sha256(data).hexdigest() != signed.store:
+            return ""
+        try:
+            return str(json.loads(data).get("purpose", ""))
+        except (ValueError, AttributeError):
             return ""
 
     # -- writing ----------------------------------------------------------------------------
@@ -281,24 +312,25 @@ class Store:
         return [Written(w.entry, durable=w.durable) for w in written]
 
     def write_parts(self, parts: Sequence[Part], source: str, durable: bool = True,
-                    contents: Sequence[Content | None] | None = None) -> list[Written]:
+                    contents: Sequence[Content | None] | None = None,
+                    hidden: bool = False) -> list[Written]:
         """Write part files side by side (each whole or absent); nothing is journaled yet.
-        ``durable``, ``contents`` (one per part, None where the writer makes it): see
-        :func:`write_part`."""
+        ``durable``, ``contents`` (one per part, None where the writer makes it),
+        ``hidden``: see :func:`write_part`."""
         if len(parts) == 1:
             return [write_part(self.root, parts[0], source, durable,
-                               contents[0] if contents else None)]
-        return [f.result() for f in self.start_parts(parts, source, durable, contents)]
+                               contents[0] if contents else None, hidden)]
+        return [f.result() for f in self.start_parts(parts, source, durable, contents, hidden)]
 
     def start_parts(self, parts: Sequence[Part], source: str, durable: bool = True,
-                    contents: Sequence[Content | None] | None = None
+                    contents: Sequence[Content | None] | None = None, hidden: bool = False
                     ) -> list[Future[Written]]:
         """:meth:`write_parts` in the background: the caller goes on (an ingest checks its
         next bucket while this one's files are encoded and digested). ``durable``,
-        ``contents``: see :func:`write_part`."""
+        ``contents``, ``hidden``: see :func:`write_part`."""
         pool = _writers()
         return [pool.submit(write_part, self.root, part, source, durable,
-                            contents[i] if contents else None)
+                            contents[i] if contents else None, hidden)
                 for i, part in enumerate(parts)]
 
     def commit(self, kind: str, written: Sequence[Written], payload: dict[str, Any],
@@ -320,7 +352,13 @@ class Store:
         coup of the shared one).
         ``unless``: asked inside the transaction, under its write lock; an event it returns
         (a seal another writer committed since the caller looked) is returned instead,
-        and nothing is journaled."""
+        and nothing is journaled.
+
+        Files ``written`` hidden (a seal's) are published inside the transaction, under its
+        write lock, once ``unless`` found nothing: two writers of one name (two seals of a
+        shoe) never replace each other's published file, and the one that lost discards
+        its own. (The rename rides on the commit's own sync on a journaling file system;
+        should a power cut lose it anyway, :meth:`sweep_stored` puts the file in place.)"""
         if staged is not None and any(w.shoes.height or w.index is not None for w in written):
             raise ValueError("a staged commit takes its files' shoe rows from the staging "
                              "tables only: stage every file (Store.stage) before committing")
@@ -329,7 +367,8 @@ class Store:
                    for w in written]
         body = {**payload, "files": [e.to_json() for e in entries],
                 **({"removed": list(removed)} if removed else {})}
-        sync_all(self.root / w.entry.path for w in written if not w.durable)
+        sync_all(self.root / w.on_disk for w in written if not w.durable)
+        hidden = [w for w in written if w.hidden is not None]
         rows: catalog.ShoeRows | catalog.StagedRows
         if staged is not None:
             rows, count = staged, staged.rows
@@ -348,6 +387,8 @@ class Store:
         def action(tx: Transaction) -> Event:
             if unless is not None and (done := unless(tx)) is not None:
                 return done
+            for w in hidden:
+                _publish(self.root, w)
             for kind_before, table_before, shoe_before, payload_before in before:
                 tx.append(kind_before, table_before, shoe_before, payload_before, actor)
             if before:
@@ -362,13 +403,16 @@ class Store:
         else:
             with bulk_cache(self.journal.connection()) if bulk else nullcontext():
                 event = self.journal.run(action)
+        for w in hidden:  # (lost to another writer: never published)
+            (self.root / str(w.hidden)).unlink(missing_ok=True)
         faults.point("store:committed")
         if sign:
             self.checkpoint()
         return event
 
-    def checkpoint(self) -> checkpoint.Checkpoint:
-        return checkpoint.write(self.root, self.journal)
+    def checkpoint(self, marker: str | None = None) -> checkpoint.Checkpoint:
+        """Sign the journal's head (``marker``: see :func:`checkpoint.write`'s ``store``)."""
+        return checkpoint.write(self.root, self.journal, marker)
 
     def sign_interrupted(self) -> Checkpoint | None:
         """Sign the head when file events follow the newest checkpoint: a write killed
@@ -415,14 +459,15 @@ class Store:
         """Write a closed shoe's coups and shoe row to Parquet and journal them.
 
         The part name derives from the table and shoe, so sealing again after a crash
-        between the write and the journal entry replaces the files; a shoe already sealed
-        is left as it is (its seal event is returned). That holds when another writer (a
-        recovery, a second service on the store) seals the shoe between this seal's look
-        at the journal and its commit, too: the look is taken again inside the transaction
-        that would journal the seal, which then journals nothing and returns the other's
-        event (the files this one wrote meanwhile are the same bytes under the same names:
-        a closed shoe's events no longer change). The two files are fsynced side by side
-        just before the event (as a bulk run's are); ``run``: see :meth:`commit`."""
+        before the journal entry replaces what the killed seal published; a shoe already
+        sealed is left as it is (its seal event is returned). That holds when another
+        writer (a recovery, a second service on the store) seals the shoe between this
+        seal's look at the journal and its commit, too: the look is taken again inside the
+        transaction that would journal the seal, which then journals nothing and returns
+        the other's event. The files wait under hidden names of this seal's own, fsynced
+        side by side, and are renamed into place inside that transaction only when it
+        journals them (:meth:`commit`): the seal that lost never touches the published
+        files and discards its own; ``run``: see :meth:`commit`."""
         events = self.journal.events(table_id, shoe_id)
         sealed = next((e for e in events if e.kind == "shoe_sealed"), None)
         if sealed is not None:
@@ -443,18 +488,18 @@ class Store:
             written = self.write_parts(
                 [Part("coups", day, name, coups, {"rules": opened.payload["rules"]}),
                  Part("shoes", day, name, shoe, {"rules": opened.payload["rules"]})],
-                source, durable=False, contents=contents)
+                source, durable=False, contents=contents, hidden=True)
+            faults.point("seal:files-written")
+            written = _synced(self.root, written)
+            return self.commit("shoe_sealed", written, {"coups": len(coups)}, actor,
+                               table_id, shoe_id, run=run,
+                               unless=lambda tx: tx.last(table_id, ("shoe_sealed",), shoe_id))
         except FileNotFoundError:  # a recovery sealed it meanwhile and took our temporaries
             sealed = next((e for e in self.journal.events(table_id, shoe_id)
                            if e.kind == "shoe_sealed"), None)
             if sealed is None:
                 raise
             return sealed
-        faults.point("seal:files-written")
-        written = _synced(self.root, written)
-        return self.commit("shoe_sealed", written, {"coups": len(coups)}, actor, table_id,
-                           shoe_id, run=run,
-                           unless=lambda tx: tx.last(table_id, ("shoe_sealed",), shoe_id))
 
     def unsealed_closed(self) -> list[tuple[str, str]]:
         """Closed shoes whose seal did not complete (e.g. after a crash)."""
@@ -467,41 +512,68 @@ class Store:
 
     def seal_pending(self, run: Run | None = None) -> list[tuple[str, str]]:
         """Seal every closed shoe whose seal did not complete, and remove what a seal
-        killed mid-write left of its files (hidden temporaries of their names; a seal of
-        that shoe still writing finds its own gone, and returns this seal's event)."""
+        killed mid-write left of its files (:meth:`sweep_stored`; a seal of that shoe
+        still writing finds its own gone, and returns this seal's event)."""
         pending = self.unsealed_closed()
         self.sign_interrupted()
         for table_id, shoe_id in pending:
-            event = self.seal(table_id, shoe_id, "system", run)
-            for item in event.payload.get("files", ()):
-                target = self.root / item["path"]
-                for tmp in target.parent.glob(f"{TEMPORARY_PREFIX}*-{target.name}"):
-                    tmp.unlink(missing_ok=True)
+            self.seal(table_id, shoe_id, "system", run)
+            faults.point("seal:recovered")
+        self.sweep_stored()
         return pending
+
+    def sweep_stored(self, listing: Listing | None = None) -> list[str]:
+        """Hidden temporaries of stored files (any writer's, in flight or killed, of a
+        name the catalogue lists: a seal that lost, or was killed before a recovery sealed
+        the shoe), removed; the removed paths. Safe beside any writer: a file the catalogue
+        lists is never written again. A stored file missing while a temporary of its name
+        holds its journaled bytes (a power cut lost the seal's rename) is put in place."""
+        listing = listing or walk(self.root)
+        stored = {e.path: e for e in catalog.files(self.journal.connection())}
+        gone = []
+        for rel in listing.temporaries:
+            target = temporary_target(rel)
+            entry = None if target is None else stored.get(target)
+            if target is None or entry is None:
+                continue
+            if not (self.root / target).exists() and _sha256(self.root / rel) == entry.sha256:
+                os.replace(self.root / rel, self.root / target)
+                fsync_dir((self.root / target).parent)
+                continue
+            (self.root / rel).unlink(missing_ok=True)
+            gone.append(rel)
+        return gone
 
     # -- maintenance ------------------------------------------------------------------------
     def sweep(self, kinds: Sequence[str]) -> list[str]:
         """Remove leftovers of interrupted bulk writes (call under :meth:`bulk_lock`): part
         files of ``kinds`` that no committed event names, files a committed compaction or
-        purge removed but a crash left behind, and hidden temporaries of those kinds; and
+        purge removed but a crash left behind, hidden temporaries of those kinds and of
+        stored files (:meth:`sweep_stored`) and of the store's own files (``store.json``,
+        the keys), and the partition directories a purge or this sweep left empty; and
         sign the head a write killed before its checkpoint left unsigned."""
         db = self.journal.connection()
         listed = {r[0] for r in db.execute("SELECT path FROM catalog").fetchall()}
-        removed_before = catalog.removed_paths(
-            self.journal.of_kinds(("store_compacted", "data_purged")))
+        cleared = self.journal.of_kinds(("store_compacted", "data_purged"))
+        removed_before = catalog.removed_paths(cleared)
+        listing = walk(self.root)
         gone = []
-        for rel in data_files(self.root):
+        for rel in listing.parts:
             name = rel.rsplit("/", 1)[-1]
             ours = any(name.startswith(f"part-{k}-") for k in kinds)
             if rel not in listed and (ours or rel in removed_before):
                 (self.root / rel).unlink(missing_ok=True)
                 gone.append(rel)
-        for rel in temporary_files(self.root):
+        for rel in listing.temporaries:
             name, top = rel.rsplit("/", 1)[-1], rel.split("/", 1)[0]
-            if any(f"-part-{k}-" in name for k in kinds) or (
-                    "import" in kinds and top in ("flags", "quarantine", "ingest")):
+            if any(f"-part-{k}-" in name for k in kinds) or "/" not in rel or top == "keys" \
+                    or ("import" in kinds and top in ATTACHMENTS):
                 (self.root / rel).unlink(missing_ok=True)
                 gone.append(rel)
+        gone += self.sweep_stored(listing)
+        purged = {p for e in cleared if e.kind == "data_purged"
+                  for p in e.payload.get("partitions", ())}
+        _remove_empty(self.root, purged | {rel.rsplit("/", 1)[0] for rel in gone})
         self.sign_interrupted()
         return gone
 
@@ -558,7 +630,7 @@ class Store:
         whatever its coups' own dates say). A purge killed after its event leaves files
         the journal removed: the next purge (or compaction, or ingest) deletes them first."""
         with self.bulk_lock():
-            _remove_empty(self.root, {rel.rsplit("/", 1)[0] for rel in self.sweep(())})
+            self.sweep(())
             db = self.journal.connection()
             doomed = [e for e in catalog.files(db)
                       if e.day != UNDATED and date.fromisoformat(e.day) < before]
@@ -605,10 +677,10 @@ class Store:
 
 
 def _synced(root: Path, written: Sequence[Written]) -> list[Written]:
-    """Files written in place unsynced, made durable with their directories on the part
-    writers' threads (a seal's two files and two directories side by side, with no
-    threads started for them)."""
-    paths = [root / w.entry.path for w in written]
+    """Files written unsynced, made durable with their directories on the part writers'
+    threads (a seal's two files and two directories side by side, with no threads started
+    for them)."""
+    paths = [root / w.on_disk for w in written]
     list(_writers().map(fsync_dir, [*paths, *sorted({p.parent for p in paths})]))  # (any path)
     return [dataclasses.replace(w, durable=True) for w in written]
 
@@ -629,15 +701,27 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _publish(root: Path, written: Written) -> None:
+    """A hidden file renamed to its name (inside the commit that journals it; a shared
+    commit that runs its actions again finds it there already)."""
+    hidden, target = root / str(written.hidden), root / written.entry.path
+    try:
+        os.replace(hidden, target)
+    except FileNotFoundError:
+        if not target.exists():
+            raise
+
+
 def _write(path: Path, frame: pl.DataFrame | pa.Table, meta: dict[str, str],
-           durable: bool = True) -> tuple[str, int]:
-    """One part file, published atomically; returns its SHA-256 and size. polars' writer
-    encodes the columns in parallel (half the time of a pyarrow writer for a bulk part) and
-    keeps the Enum types; a seal's Arrow table, already typed as the file holds them
-    (polars' own schema, :func:`~roads.store.journaled.file_schema`), is encoded by Arrow's
-    writer with no frame built (no column statistics: none is read). The bytes are hashed in
-    memory before they are written, so the file is never read back. ``durable=False``: no
-    fsync (see :func:`write_part`)."""
+           durable: bool = True, publish: bool = True) -> tuple[str, int, Path]:
+    """One part file, published atomically; returns its SHA-256, size and where it is.
+    polars' writer encodes the columns in parallel (half the time of a pyarrow writer for a
+    bulk part) and keeps the Enum types; a seal's Arrow table, already typed as the file
+    holds them (polars' own schema, :func:`~roads.store.journaled.file_schema`), is encoded
+    by Arrow's writer with no frame built (no column statistics: none is read). The bytes
+    are hashed in memory before they are written, so the file is never read back.
+    ``durable=False``: no fsync (see :func:`write_part`); ``publish=False``: left under its
+    hidden temporary name."""
     buffer = io.BytesIO()
     if isinstance(frame, pa.Table):
         pq.write_table(frame.replace_schema_metadata(meta), buffer, compression=COMPRESSION,
@@ -657,13 +741,15 @@ def _write(path: Path, frame: pl.DataFrame | pa.Table, meta: dict[str, str],
                 fh.flush()
                 os.fsync(fh.fileno())
         faults.point("store:temporary-written")
+        if not publish:
+            return sha, len(data), tmp
         os.replace(tmp, path)
         if durable:
             fsync_dir(path.parent)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    return sha, len(data)
+    return sha, len(data), path
 
 
 def _shoe_days(coups: pl.DataFrame, starts: np.ndarray | None = None

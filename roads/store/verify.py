@@ -5,10 +5,14 @@ Checks, each reported by kind with the first (and every) place it occurs:
 - ``chain``: the journal's hash chain (an event altered, removed or relinked);
 - ``checkpoint``: the signed checkpoints (the journal's tail cut, or events re-chained
   before the newest checkpoint);
+- ``altered`` / ``missing`` ``store.json``: not the file whose digest the newest checkpoint
+  signed;
 - ``catalogue``: the catalogue beside the journal agrees with a replay of the file events;
 - ``missing`` / ``altered``: every catalogued file is there, at its size and SHA-256;
-- ``not accounted for``: part files no committed event names (or that a committed
-  compaction or purge removed), and leftover temporaries;
+- ``not accounted for``: every file under the store (one walk) that no committed event
+  names and that is none of the store's own (part files, or ones a committed compaction or
+  purge removed; an ingest run's files no committed run names; anything else), and
+  leftover temporaries, as left by an interrupted write;
 - ``held twice``: a coup stored in two places, or a shoe row stored twice, or an imported
   shoe that is also a live shoe of the journal;
 - ``differs from journal``: a sealed shoe whose journaled file content is not what its
@@ -43,7 +47,7 @@ from roads.store.digest import combine_leaves, coups_digest, leaf, shoe_digests,
 from roads.store.early import EarlyReads, column_arrays, sha256_of
 from roads.store.journal import FILE_KINDS, Event
 from roads.store.key_runs import KeyPairs, file_keys, key_pairs
-from roads.store.layout import data_files, temporary_files
+from roads.store.layout import walk
 from roads.store.store import shoe_index_frame
 
 if TYPE_CHECKING:
@@ -98,6 +102,7 @@ def _checkpoints(store: Store, report: Report, file_events: list[Event] | None =
     except ValueError as exc:
         report.add("checkpoint", checkpoint.FILE, str(exc))
         return
+    _marker(store, points, report)
     if file_events is not None:
         _unsigned(points, file_events, report)
     if anchor is not None:
@@ -109,6 +114,22 @@ def _checkpoints(store: Store, report: Report, file_events: list[Event] | None =
     problem = _held_by_journal(store, points, public)
     if problem:
         report.add("checkpoint", checkpoint.FILE, problem)
+
+
+def _marker(store: Store, points: list[checkpoint.Checkpoint], report: Report) -> None:
+    """``store.json`` against the digest the newest checkpoint signed for it (a store whose
+    checkpoints carry none, from before, is not judged until its next checkpoint)."""
+    signed = next((p.store for p in reversed(points) if p.store), None)
+    if signed is None:
+        return
+    found = checkpoint.marker_digest(store.root)
+    if found is None:
+        report.add("missing", checkpoint.MARKER, "the newest checkpoint signed this file but "
+                   "it is not there (a write of it killed: the next writing command writes it)")
+    elif found != signed:
+        report.add("altered", checkpoint.MARKER, "its content is not what the newest "
+                   "checkpoint signed: it was edited (or a rewrite of it was killed before "
+                   "the rename: the next writing command writes it again)")
 
 
 def _held_by_journal(store: Store, points: list[checkpoint.Checkpoint], public: Path
@@ -183,32 +204,52 @@ def _present(store: Store, entries: list[FileEntry], report: Report,
     return intact
 
 
-def _attachments(store: Store, report: Report) -> None:
+def _attachments(store: Store, report: Report) -> set[str]:
     """Each import's report, quarantine and flags against the SHA-256 its
     ``import_committed`` event journaled for them (they are no part files, so the file
-    checks above do not see them; a changed byte in a rejected row is a changed record)."""
+    checks above do not see them; a changed byte in a rejected row is a changed record).
+    Returns their paths."""
+    paths = set()
     for event in store.journal.of_kinds(("import_committed",)):
         for item in event.payload.get("attachments", {}).values():
+            paths.add(item["path"])
             path = store.root / item["path"]
             if not path.is_file():
                 report.add("missing", item["path"], "the journal lists this import's file "
                                                     "but it is not there")
             elif _sha256(path) != item["sha256"]:
                 report.add("altered", item["path"], "its SHA-256 is not the one journaled")
+    return paths
+
+
+def _attachment_paths(store: Store) -> set[str]:
+    """The paths of every committed import's report, quarantine and flags."""
+    return {item["path"] for event in store.journal.of_kinds(("import_committed",))
+            for item in event.payload.get("attachments", {}).values()}
 
 
 def _unaccounted(store: Store, entries: list[FileEntry], report: Report,
-                 removed: set[str]) -> None:
+                 removed: set[str], attachments: set[str]) -> None:
+    """Every file under the store (one walk) that is neither a file the journal names nor
+    one of the store's own (:data:`~roads.store.layout.FIXED`)."""
     listed = {e.path for e in entries}
-    for rel in data_files(store.root):
+    found = walk(store.root)
+    for rel in found.parts:
         if rel in removed and rel not in listed:
             report.add("not accounted for", rel, "a file a committed compaction or purge "
                        "removed, left by an interrupted deletion (the next compaction or "
                        "purge deletes it)")
         elif rel not in listed:
             report.add("not accounted for", rel, "no committed journal event names this file")
-    for rel in temporary_files(store.root):
+    for rel in found.attachments:
+        if rel not in attachments:
+            report.add("not accounted for", rel, "no committed ingest run names this file "
+                       "(a killed run's, which the next ingest removes, or put there)")
+    for rel in found.temporaries:
         report.add("not accounted for", rel, "a temporary file left by an interrupted write")
+    for rel in found.other:
+        report.add("not accounted for", rel, "not a file the store writes: no journal "
+                   "event names it and it is none of the store's own files")
 
 
 def cheap_problems(store: Store) -> list[dict[str, str]]:
@@ -217,7 +258,8 @@ def cheap_problems(store: Store) -> list[dict[str, str]]:
     entries = catalog.files(store.journal.connection())
     _present(store, entries, report, None)
     _unaccounted(store, entries, report,
-                 catalog.removed_paths(store.journal.of_kinds(("store_compacted", "data_purged"))))
+                 catalog.removed_paths(store.journal.of_kinds(("store_compacted", "data_purged"))),
+                 _attachment_paths(store))
     _checkpoints(store, report)
     for where, detail in accounts.disagreements(
             store.root, lambda: store.journal.of_kinds(accounts.KINDS)):
@@ -272,7 +314,7 @@ def verify(store: Store, deep: bool = False,
             report.add("chain", f"event {chain.first_bad_seq}", chain.reason or "chain broken")
         file_events = journal.of_kinds(FILE_KINDS)
         _checkpoints(store, report, file_events, anchor)
-        _attachments(store, report)
+        attachments = _attachments(store, report)
         for where, detail in accounts.disagreements(
                 store.root, lambda: journal.of_kinds(accounts.KINDS)):
             report.add("accounts", where, detail)
@@ -292,7 +334,7 @@ def verify(store: Store, deep: bool = False,
                 hashing[e.path] = pool.submit(digest, e)
         hashes = {p: h for p, f in hashing.items() if (h := f.result()) is not None}
         intact = _present(store, entries, report, hashes)
-        _unaccounted(store, entries, report, catalog.removed_paths(file_events))
+        _unaccounted(store, entries, report, catalog.removed_paths(file_events), attachments)
         _held_twice(store, entries, intact, report, pool,
                     (shoe_tables[0].result(), shoe_tables[1].result()), contents)
         against_journal = sealed.result()

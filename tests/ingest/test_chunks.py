@@ -26,7 +26,7 @@ from roads.ingest.readers import ReadOptions
 from roads.ingest.run import CONFLICT, LIVE_SHOE, ingest
 from roads.rules import get_rules
 from roads.simulate import Simulation, write_simulation
-from roads.store import Store
+from roads.store import SPILL, Store
 from roads.store.verify import verify
 from tests.floor import Floor
 from tests.ingest.test_crash import assert_complete
@@ -139,7 +139,7 @@ def _both(tmp_path: Path, dealt: pl.DataFrame, kind: str, by_time: bool, chunk: 
         result = ingest([source], store, ReadOptions(), get_rules("standard-8"),
                         replace=replace)
         outcomes.append(_outcome(store, result.report))
-        assert not (store.root / chunks.SPILL).exists()  # a run leaves no spill
+        assert not (store.root / SPILL).exists()  # a run leaves no spill
     assert source.stat().st_size > 20 * chunk  # many chunks, shoes across their bounds
     return outcomes[0], outcomes[1], source
 
@@ -216,7 +216,7 @@ from roads.ingest import chunks
 from roads.ingest.readers import ReadOptions
 from roads.ingest.run import ingest
 from roads.rules import get_rules
-from roads.store import Store
+from roads.store import SPILL, Store
 chunks.CHUNK_BYTES = int(sys.argv[2])
 ingest([Path(p) for p in sys.argv[3:]], Store.create(Path(sys.argv[1])), ReadOptions(),
        get_rules("standard-8"))
@@ -246,7 +246,7 @@ def test_a_kill_inside_a_chunk_stage_leaves_nothing_visible_and_a_rerun_complete
     problems = verify(store).problems
     assert {p["kind"] for p in problems} == {"not accounted for"}, problems
     left = {p["where"] for p in problems}
-    assert any(p.startswith(f"{chunks.SPILL}/") for p in left), left
+    assert any(p.startswith(f"{SPILL}/") for p in left), left
     if at != "ingest:spilled":
         assert any(p.startswith("coups/") for p in left), left
     # Repaired state: the rerun stores every coup and shoe row once and sweeps the rest.
@@ -255,7 +255,7 @@ def test_a_kill_inside_a_chunk_stage_leaves_nothing_visible_and_a_rerun_complete
     assert result.report["files"][0]["accepted"] == dealt.height
     assert left <= set(result.report["swept"])
     assert_complete(store, dealt)
-    assert not any((root / chunks.SPILL).rglob("*.arrow"))
+    assert not any((root / SPILL).rglob("*.arrow"))
 
 
 def test_an_unusable_large_file_is_refused_and_leaves_no_spill(
@@ -265,5 +265,5 @@ def test_an_unusable_large_file_is_refused_and_leaves_no_spill(
     store = Store.create(tmp_path / "store")
     with pytest.raises(InputError, match="unknown format 'xml'"):
         ingest([source], store, ReadOptions(format="xml"), get_rules("standard-8"))
-    assert not (store.root / chunks.SPILL).exists()
+    assert not (store.root / SPILL).exists()
     assert store.read.coups().is_empty()

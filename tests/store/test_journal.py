@@ -12,7 +12,7 @@ import subprocess
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,10 @@ from roads.store.journal import (
 )
 from roads.tables import LiveError, TableService
 from tests.floor import DEALER, Floor
+
+#: How long a test waits for a thread that should be woken at once (a lost wake-up fails
+#: the test in words instead of hanging it).
+WAKE_SECONDS = 10
 
 
 def _tamper(path: Path, sql: str) -> None:
@@ -153,11 +157,14 @@ def test_refused_action_in_a_shared_commit_leaves_the_others(tmp_path: Path) -> 
     assert store.journal.verify().ok and store.journal.head()[0] == 0
 
 
-def _holding(release: threading.Event) -> Any:
+def _holding(release: threading.Event, running: threading.Event | None = None) -> Any:
     """An action that holds the writer until ``release``, so the next ones queue into one
-    batch."""
+    batch; it sets ``running`` once the writer runs it (its own batch is formed then: what
+    queues afterwards goes into the next one)."""
     def blocker(tx: Any) -> Any:
-        release.wait(30)
+        if running is not None:
+            running.set()
+        release.wait(WAKE_SECONDS)
         return tx.append("shoe_opened", "T0", "S0", {}, "d")
     return blocker
 
@@ -208,16 +215,23 @@ def test_run_answers_each_caller_with_its_own_outcome(tmp_path: Path) -> None:
         except Exception as exc:  # (the outcome under test)
             return exc
 
-    first = committer.submit(_holding(release))
+    running = threading.Event()
+    first = committer.submit(_holding(release, running))
+    assert running.wait(WAKE_SECONDS), f"the writer did not start within {WAKE_SECONDS} s"
     with ThreadPoolExecutor(4) as pool:
         calls = [pool.submit(call, a)
                  for a in (_opening("T1"), refused, _failing, _opening("T2"))]
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + WAKE_SECONDS
         while committer._queue.qsize() < 4 and time.monotonic() < deadline:
             time.sleep(0.01)
+        queued = committer._queue.qsize()
         release.set()
-        outcomes = [c.result(30) for c in calls]
-    first.result(30)
+        assert queued == 4, f"only {queued} of the 4 callers queued within {WAKE_SECONDS} s"
+        waiting = wait(calls, timeout=WAKE_SECONDS).not_done
+        assert not waiting, (f"{len(waiting)} caller(s) not woken {WAKE_SECONDS} s after "
+                             "their commit (a lost wake-up in GroupCommitter.run)")
+        outcomes = [c.result() for c in calls]
+    first.result(WAKE_SECONDS)
     committer.close()
     assert [o.table_id for o in (outcomes[0], outcomes[3])] == ["T1", "T2"]
     assert isinstance(outcomes[1], LiveError) and "T8" in str(outcomes[1])

@@ -133,6 +133,40 @@ def test_a_close_whose_temporary_a_recovery_removed_returns_the_recovery_seal(
     assert temporary_files(store.root) == []
 
 
+def test_a_seal_that_lost_never_touches_the_published_files(
+        floor: Floor, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two workers closing one shoe: the other seal runs whole, published and journaled,
+    while this one writes its first file. This one loses in its transaction and must leave
+    the published files as the winner wrote them — the same inodes, not files renamed over
+    them (a loser of another version would write other bytes) — and discard its own."""
+    store = floor.store
+    store.journal.run(lambda tx: tx.append("shoe_closed", "T1", "S1", {}, "dealer"))
+    other = Store.open(store.root)  # its own connections: another worker, in effect
+    theirs: list[Event] = []
+    published: dict[str, tuple[int, str]] = {}
+    once = threading.Lock()  # (this seal writes its two files on two threads)
+    real = faults.point
+
+    def point(name: str) -> None:  # this seal's first file written under its hidden name
+        if name == "store:temporary-written" and once.acquire(blocking=False):
+            theirs.append(other.seal("T1", "S1", "system"))  # (its files pass the point)
+            published.update({f["path"]: _inode_and_sha(store.root / f["path"])
+                              for f in theirs[0].payload["files"]})
+        real(name)
+
+    monkeypatch.setattr(faults, "point", point)
+    mine = store.seal("T1", "S1", "dealer")
+    [first] = theirs
+    assert mine == first and first.actor == "system"
+    assert {path: _inode_and_sha(store.root / path) for path in published} == published
+    assert temporary_files(store.root) == []  # the loser's own files: discarded
+    _assert_sealed_once(store, first)
+
+
+def _inode_and_sha(path: Path) -> tuple[int, str]:
+    return path.stat().st_ino, hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 def test_a_shoe_sealed_twice_before_the_fix_is_named(floor: Floor) -> None:
     """Stores written before the in-transaction check could journal two seals of a shoe:
     verify names the shoe."""
@@ -144,3 +178,20 @@ def test_a_shoe_sealed_twice_before_the_fix_is_named(floor: Floor) -> None:
     problems = [p for p in verify(store).problems if p["kind"] == "held twice"]
     assert [p["where"] for p in problems] == ["T1/S1"]
     assert str(seal.seq) in problems[0]["detail"]
+
+
+def test_a_seal_s_rename_lost_to_a_power_cut_is_put_in_place(floor: Floor) -> None:
+    """The journaled seal's file back under its hidden name, as a power cut that lost the
+    rename (but not the commit) leaves it: the next sweep renames it into place; a hidden
+    file of other bytes is removed instead."""
+    store = floor.store
+    _, sealed = floor.close("T1")
+    coups, shoes = (store.root / f["path"] for f in sealed.payload["files"])
+    hidden = coups.parent / f".tmp-{'a' * 32}-{coups.name}"
+    coups.rename(hidden)
+    other = shoes.parent / f".tmp-{'b' * 32}-{shoes.name}"
+    other.write_bytes(b"another attempt's bytes")
+    assert {p["kind"] for p in verify(store).problems} == {"missing", "not accounted for"}
+    assert store.sweep_stored() == [other.relative_to(store.root).as_posix()]
+    assert coups.is_file() and not hidden.exists() and not other.exists()
+    _assert_sealed_once(store, sealed)

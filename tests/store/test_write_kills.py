@@ -19,7 +19,7 @@ from roads.ingest.readers import ReadOptions
 from roads.ingest.run import ingest
 from roads.rules import get_rules
 from roads.store import Store
-from roads.store.layout import data_files, temporary_files
+from roads.store.layout import data_files, temporary_files, temporary_target
 from roads.store.verify import verify
 from roads.tables import TableService
 from tests.floor import DEALER, Floor
@@ -40,6 +40,8 @@ from roads.tables import Actor, TableService
 what, store = sys.argv[1], Store.open(Path(sys.argv[2]))
 if what == "close":
     TableService(store).close_shoe(Actor.user("dealer", "dealer"), "L2")
+elif what == "recover":
+    TableService(store).recover()
 elif what == "compact":
     store.compact(date(2100, 1, 1))
 else:
@@ -144,40 +146,76 @@ def _recovered(root: Path, sealed_whole: Whole) -> None:
     """Reopening the service seals the shoe once, and the store is the oracle's."""
     store = Store.open(root)
     assert TableService(store).recover() == [("L2", "S1")]
+    _recovered_clean(store, sealed_whole)
+
+
+def _recovered_clean(store: Store, sealed_whole: Whole) -> None:
+    """The store is the oracle's: its reads, its files, one seal of the same
+    (deterministic) names, no temporary, verify clean, nothing left to recover."""
     reads, files, paths = sealed_whole
     _assert_reads(store, reads)
-    assert _sealed(store, "L2", "S1") == paths  # one seal, of the same (deterministic) names
-    assert data_files(root) == files and temporary_files(root) == []
+    assert _sealed(store, "L2", "S1") == paths
+    assert data_files(store.root) == files and temporary_files(store.root) == []
     report = verify(store, deep=True)
     assert report.ok, report.problems
     assert TableService(store).recover() == []
+
+
+def _hidden_only(pristine: Path, store: Store, sealed_whole: Whole, both: bool) -> None:
+    """A seal killed before its commit: the shoe closed, not sealed, every reader reading
+    it from the journal; nothing published (the part files are the pristine store's), and
+    what it wrote is only hidden temporaries of the shoe's two names (``both``: of each,
+    whole), each named by `store verify` as left by an interrupted write."""
+    assert store.unsealed_closed() == [("L2", "S1")]
+    _assert_reads(store, sealed_whole[0])
+    assert data_files(store.root) == data_files(pristine)
+    temporaries = temporary_files(store.root)
+    targets = sorted(str(temporary_target(t)) for t in temporaries)
+    assert targets == sealed_whole[2] if both else (
+        len(temporaries) in (1, 2) and set(targets) <= set(sealed_whole[2]))
+    assert _leftovers(store) == dict.fromkeys(
+        temporaries, "a temporary file left by an interrupted write")
 
 
 def test_a_seal_killed_after_its_files_are_written(pristine: Path, tmp_path: Path,
                                                    sealed_whole: Whole) -> None:
     root = tmp_path / "store"
     store = _seal_killed(pristine, root, "seal:files-written")
-    # Partial: the shoe is closed, not sealed; every reader reads it from the journal.
-    assert store.unsealed_closed() == [("L2", "S1")]
-    _assert_reads(store, sealed_whole[0])
-    left = _leftovers(store)
-    assert set(left) == set(sealed_whole[2])  # its two files, named as no event's
-    assert all(d == "no committed journal event names this file" for d in left.values())
+    _hidden_only(pristine, store, sealed_whole, both=True)
     _recovered(root, sealed_whole)
 
 
 def test_a_seal_killed_while_writing_a_file(pristine: Path, tmp_path: Path,
                                             sealed_whole: Whole) -> None:
-    """Killed with a file written under its temporary name: the recovery's seal removes
-    that temporary (no later write would: the name is unique to the killed attempt)."""
+    """Killed with a file written under its temporary name (the other, on the second part
+    writer, not begun, half or wholly written): the recovery's seal removes them (no later
+    write would: the names are unique to the killed attempt)."""
     root = tmp_path / "store"
     store = _seal_killed(pristine, root, "store:temporary-written")
-    _assert_reads(store, sealed_whole[0])
-    left = _leftovers(store)
-    temporaries = temporary_files(root)
-    assert temporaries and set(temporaries) <= set(left)
-    assert set(left) - set(temporaries) <= set(sealed_whole[2])  # (the other may be done)
+    _hidden_only(pristine, store, sealed_whole, both=False)
     _recovered(root, sealed_whole)
+
+
+def test_a_recovery_killed_after_its_seal_before_its_cleanup(pristine: Path, tmp_path: Path,
+                                                             sealed_whole: Whole) -> None:
+    """The killed seal's temporaries outlive a recovery killed right after sealing: the
+    shoe is sealed whole, and the temporaries are named until the next sweep (a start-up's
+    recovery, or any bulk writer's) removes them."""
+    root = tmp_path / "store"
+    _seal_killed(pristine, root, "seal:files-written")
+    left = temporary_files(root)
+    _killed(root, "recover", "seal:recovered")
+    store = Store.open(root)
+    assert store.unsealed_closed() == []
+    reads, files, paths = sealed_whole
+    _assert_reads(store, reads)
+    assert data_files(root) == files and _sealed(store, "L2", "S1") == paths
+    assert temporary_files(root) == left  # (the recovery's own were published)
+    assert _leftovers(store) == dict.fromkeys(
+        left, "a temporary file left by an interrupted write")
+    with store.bulk_lock():
+        assert sorted(store.sweep(())) == left
+    _recovered_clean(store, sealed_whole)
 
 
 def test_a_seal_killed_after_its_commit_is_whole(pristine: Path, tmp_path: Path,
@@ -261,12 +299,15 @@ def purged_whole(pristine: Path, tmp_path_factory: pytest.TempPathFactory) -> Wh
     return _reads(store), data_files(store.root), removed
 
 
-@pytest.mark.parametrize(("at", "left"), [("purge:committed", 6), ("purge:file-removed", 5)])
-def test_a_purge_killed_after_its_event(pristine: Path, tmp_path: Path, at: str, left: int,
-                                        purged_whole: Whole) -> None:
+@pytest.mark.parametrize(("at", "after", "left"), [
+    ("purge:committed", 0, 6), ("purge:file-removed", 0, 5),
+    ("purge:file-removed", 5, 0),  # after its last deletion: the emptied partitions left
+])
+def test_a_purge_killed_after_its_event(pristine: Path, tmp_path: Path, at: str, after: int,
+                                        left: int, purged_whole: Whole) -> None:
     root = tmp_path / "store"
     _copy(pristine, root)
-    _killed(root, "purge", at)
+    _killed(root, "purge", at, after)
     store = Store.open(root)
     reads, files, partitions = purged_whole
     # Partial: the purge is journaled, so no reader sees the purged days; the files it
@@ -276,11 +317,32 @@ def test_a_purge_killed_after_its_event(pristine: Path, tmp_path: Path, at: str,
     named = _leftovers(store)
     assert len(named) == left and set(named) <= set(event.payload["removed"])
     assert all("removed, left by an interrupted deletion" in d for d in named.values())
+    assert all((root / p).is_dir() for p in partitions)  # (emptied or not, still there)
+    assert [p for p in partitions if not any((root / p).iterdir())] == (
+        partitions if left == 0 else [])
     # Repaired: the next purge deletes them first (and their emptied partitions), and
     # purges nothing more.
     assert store.purge(PURGE_BEFORE, datetime.now(UTC), "admin", "default") == []
     _assert_reads(store, reads)
     assert data_files(root) == files
+    assert not any((root / p).exists() for p in partitions)
+    report = verify(store, deep=True)
+    assert report.ok, report.problems
+
+
+def test_any_bulk_writer_removes_what_a_killed_purge_left(pristine: Path, tmp_path: Path,
+                                                          purged_whole: Whole) -> None:
+    """The partitions a purge killed after its last deletion left empty: an ingest's sweep
+    (a writer of another kind) removes them too."""
+    root = tmp_path / "store"
+    _copy(pristine, root)
+    _killed(root, "purge", "purge:file-removed", 5)
+    store = Store.open(root)
+    partitions = purged_whole[2]
+    assert all((root / p).is_dir() for p in partitions)
+    csv = tmp_path / "later.csv"
+    csv.write_text("table,shoe,coup,result,time\nT7,S1,1,B,2026-02-01T10:00:00Z\n")
+    ingest([csv], store, ReadOptions(), get_rules("standard-8"))
     assert not any((root / p).exists() for p in partitions)
     report = verify(store, deep=True)
     assert report.ok, report.problems
