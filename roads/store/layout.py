@@ -39,11 +39,13 @@ def relative_path(table: str, day: str | None, name: str) -> str:
 
 #: The store's own files, which no journal event names: the databases (with SQLite's
 #: write-ahead log, shared memory and rollback journal), what the directory is, the bulk
-#: writers' lock, the signed checkpoints and the checkpoint key.
+#: writers' lock, the journal writers' queue file, the signed checkpoints and the
+#: checkpoint key.
 DATABASES = ("journal.sqlite", "auth.sqlite", "logins.sqlite")
 FIXED = frozenset({*(db + suffix for db in DATABASES for suffix in ("", "-wal", "-shm",
                                                                     "-journal")),
-                   "store.json", ".bulk.lock", "checkpoints/checkpoints.jsonl",
+                   "store.json", ".bulk.lock", "journal.sqlite.lock",
+                   "checkpoints/checkpoints.jsonl",
                    "keys/store-ed25519.pem", "keys/store-ed25519.pub"})
 #: An ingest run's own files, by folder: its report, quarantined rows and flags (each
 #: accounted for when a committed ``import_committed`` event names it).
