@@ -25,12 +25,14 @@ if TYPE_CHECKING:  # the names as the type checker sees them
         to_statistics,
     )
     from roads.store.store import (
+        ArrowPart,
         NoStore,
         Part,
         Preceding,
         Store,
         StoreError,
         Written,
+        write_arrow_part,
         write_part,
     )
 
@@ -55,12 +57,14 @@ _WHERE = {
     "outcome_columns": "roads.store.read",
     "statistics_columns": "roads.store.read",
     "to_statistics": "roads.store.read",
+    "ArrowPart": "roads.store.store",
     "NoStore": "roads.store.store",
     "Part": "roads.store.store",
     "Preceding": "roads.store.store",
     "Store": "roads.store.store",
     "StoreError": "roads.store.store",
     "Written": "roads.store.store",
+    "write_arrow_part": "roads.store.store",
     "write_part": "roads.store.store",
 }
 __all__ = [
@@ -69,6 +73,7 @@ __all__ = [
     "SESSION_HOURS",
     "SYSTEM",
     "TEMPORARY_PREFIX",
+    "ArrowPart",
     "Content",
     "Event",
     "Journal",
@@ -90,6 +95,7 @@ __all__ = [
     "shoe_frames",
     "statistics_columns",
     "to_statistics",
+    "write_arrow_part",
     "write_part",
 ]
 
