@@ -18,17 +18,16 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import polars as pl
+import pyarrow as pa
 
 from roads import faults
 from roads.engine import DealtBatch, deal_batch, shoe_seeds
 from roads.ingest.engine_batches import EngineParts
 from roads.rules import RuleSet
-from roads.store import ArrowPart, Part, Store, StoreError, Written, write_arrow_part
-from roads.store.catalog import FileEntry
+from roads.store import Content, Part, StagedRows, Store, StoreError, Written
 
 DEFAULT_START = datetime(2026, 1, 1, tzinfo=UTC)
 #: Worker processes of a run (each deals, builds, digests and encodes whole batches); the
@@ -85,13 +84,17 @@ class Simulation:
 
 
 @dataclass(frozen=True, slots=True)
-class BatchFile:
-    """A worker's file, written unsynced and not journaled: its entry and the shoe rows
-    the parent stages for it (see :class:`roads.ingest.engine_batches.EngineParts`)."""
+class DealtTables:
+    """A worker's batch: its two files' canonical Arrow tables, their content digests and
+    the shoe rows the parent stages for them (see
+    :class:`roads.ingest.engine_batches.EngineParts`)."""
 
-    entry: FileEntry
-    shoes: list[tuple[Any, ...]]
-    index: list[tuple[Any, ...]]
+    coups: pa.Table
+    shoes: pa.Table
+    coups_digest: str
+    shoes_digest: str
+    coups_rows: list[tuple[Any, ...]]
+    index_rows: list[tuple[Any, ...]]
 
 
 class WorkerFailed(StoreError):
@@ -115,43 +118,66 @@ def write_simulation(
     The files are fsynced side by side by that commit, not one by one by the workers."""
     written: list[Written] = []
     total = 0
+    writing: list[tuple[DealtTables, list[Future[Written]]]] = []
     with store.bulk_lock(), store.staging() as staged:
         store.sweep(("engine",))
-        for count, files in _dealt(sim, store.root):
-            for f in files:
-                staged.add_sorted(f.entry.path, f.shoes, f.index)
-                written.append(Written(f.entry, durable=False))
-            faults.point("simulate:batch-staged")
-            total += files[0].entry.rows
+        for (first, count), tables in _dealt(sim):
+            while len(writing) >= 2:
+                written += _stage(staged, *writing.pop(0))
+            parts = [sim.part(t, first, count, _frame(data))
+                     for t, data in (("coups", tables.coups), ("shoes", tables.shoes))]
+            writing.append((tables, store.start_parts(parts, "engine", False, [
+                Content(tables.coups_digest, _NO_KEYS), Content(tables.shoes_digest, _NO_KEYS)])))
+            total += tables.coups.num_rows
             if progress is not None:
-                progress(count, files[0].entry.rows)
+                progress(count, tables.coups.num_rows)
+        for job in writing:
+            written += _stage(staged, *job)
         store.commit("files_published", written, {"run": sim.metadata(), "coups": total},
                      actor, staged=staged)
     return [w.entry.path for w in written], total
 
 
-def _dealt(sim: Simulation, root: Path) -> Iterator[tuple[int, list[BatchFile]]]:
-    """Each batch's shoes and files, in order; by worker processes when there is more
+_NO_KEYS = pl.DataFrame(schema={"table_id": pl.String, "shoe_id": pl.String})
+
+
+def _frame(data: pa.Table) -> pl.DataFrame:
+    frame = pl.from_arrow(data)
+    assert isinstance(frame, pl.DataFrame)
+    return frame
+
+
+def _stage(staged: StagedRows, tables: DealtTables, jobs: list[Future[Written]]
+           ) -> list[Written]:
+    """A batch's two files once written, their shoe rows staged; what the commit keeps."""
+    coups, shoes = (job.result() for job in jobs)
+    staged.add_sorted(coups.entry.path, tables.coups_rows, [])
+    staged.add_sorted(shoes.entry.path, [], tables.index_rows)
+    return [Written(w.entry, durable=False) for w in (coups, shoes)]
+
+
+def _dealt(sim: Simulation) -> Iterator[tuple[tuple[int, int], DealtTables]]:
+    """Each batch's range and tables, in order; by worker processes when there is more
     than one batch (a single one is not worth a fork)."""
     ranges = list(sim.ranges())
     if len(ranges) <= 1:
-        yield from ((count, deal_files(sim, root, first, count)) for first, count in ranges)
+        yield from ((r, deal_tables(sim, *r)) for r in ranges)
         return
     workers = min(WORKERS, os.cpu_count() or 1, len(ranges))
     with _workers(workers) as pool:
-        pending: list[tuple[tuple[int, int], Future[list[BatchFile]]]] = []
+        pending: list[tuple[tuple[int, int], Future[DealtTables]]] = []
         for first, count in ranges:
-            pending.append(((first, count), pool.submit(deal_files, sim, root, first, count)))
+            pending.append(((first, count), pool.submit(deal_tables, sim, first, count)))
             while len(pending) > 2 * workers:  # (bounded memory: two batches a worker)
                 yield _result(*pending.pop(0))
         while pending:
             yield _result(*pending.pop(0))
 
 
-def _result(shoes: tuple[int, int], job: Future[list[BatchFile]]
-            ) -> tuple[int, list[BatchFile]]:
+def _result(shoes: tuple[int, int], job: Future[DealtTables]
+            ) -> tuple[tuple[int, int], DealtTables]:
     try:
-        return shoes[1], job.result()
+        return shoes, job.result()
     except BrokenProcessPool:
         raise WorkerFailed(
             "a simulation worker process died before the run's files were written; nothing "
@@ -180,19 +206,22 @@ def _workers(count: int) -> Iterator[ProcessPoolExecutor]:
 def _worker_started(parent: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     with suppress(OSError, AttributeError):  # not Linux: the pool's own checks remain
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        # Keep freed batches' memory for the next batch instead of handing it back to the
+        # kernel and faulting it in, zeroed, again (two fifths of a worker's CPU).
+        libc.mallopt(-3, 32 << 20)  # M_MMAP_THRESHOLD, its largest
+        libc.mallopt(-1, 1 << 30)  # M_TRIM_THRESHOLD
+    pa.set_memory_pool(pa.system_memory_pool())
     if os.getppid() != parent:  # the parent died before the line above
         os._exit(1)
 
 
-def deal_files(sim: Simulation, root: Path, first: int, count: int) -> list[BatchFile]:
-    """One batch dealt and written as its two part files under ``root``, unsynced and not
-    journaled; without polars or the parallel kernel, so a forked worker can run it."""
+def deal_tables(sim: Simulation, first: int, count: int) -> DealtTables:
+    """One batch dealt, built and digested, without polars or the parallel kernel, so a
+    forked worker can run it (polars, the faster encoder, writes it in the parent)."""
     parts = EngineParts(sim, first, deal_batch(sim.rules, shoe_seeds(sim.seed, first, count),
                                                serial=True))
-    (coups, shoes), (lines, index) = parts.coups_content(), parts.shoes_content()
-    name, meta = sim.part_name(first, count), sim.metadata()
-    return [BatchFile(write_arrow_part(root, ArrowPart("coups", "undated", name, parts.coups,
-                                                       meta), "engine", coups), shoes, []),
-            BatchFile(write_arrow_part(root, ArrowPart("shoes", "undated", name, parts.shoes,
-                                                       meta), "engine", lines), [], index)]
+    (coups, coups_rows), (shoes, index_rows) = parts.coups_content(), parts.shoes_content()
+    faults.point("simulate:batch-dealt")
+    return DealtTables(parts.coups, parts.shoes, coups, shoes, coups_rows, index_rows)

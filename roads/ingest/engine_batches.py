@@ -6,7 +6,7 @@ write millions of coups a second; the columns are exactly the canonical schema's
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numba as nb
 import numpy as np
@@ -186,7 +186,7 @@ class EngineParts:
         rows = sorted(zip(tables, layout.shoe_names, range(len(tables)), strict=True))
         return combine_keyed(tables, layout.shoe_names, digests), rows
 
-    def shoes_content(self) -> tuple[str, list[tuple[object, ...]]]:
+    def shoes_content(self) -> tuple[str, list[tuple[Any, ...]]]:
         """The shoes file's content digest (one line per shoe, as
         :func:`roads.store.digest.shoes_digest` writes it) and its index rows."""
         layout, batch = self._layout, self._layout.batch

@@ -25,14 +25,12 @@ if TYPE_CHECKING:  # the names as the type checker sees them
         to_statistics,
     )
     from roads.store.store import (
-        ArrowPart,
         NoStore,
         Part,
         Preceding,
         Store,
         StoreError,
         Written,
-        write_arrow_part,
         write_part,
     )
 
@@ -57,14 +55,12 @@ _WHERE = {
     "outcome_columns": "roads.store.read",
     "statistics_columns": "roads.store.read",
     "to_statistics": "roads.store.read",
-    "ArrowPart": "roads.store.store",
     "NoStore": "roads.store.store",
     "Part": "roads.store.store",
     "Preceding": "roads.store.store",
     "Store": "roads.store.store",
     "StoreError": "roads.store.store",
     "Written": "roads.store.store",
-    "write_arrow_part": "roads.store.store",
     "write_part": "roads.store.store",
 }
 __all__ = [
@@ -73,7 +69,6 @@ __all__ = [
     "SESSION_HOURS",
     "SYSTEM",
     "TEMPORARY_PREFIX",
-    "ArrowPart",
     "Content",
     "Event",
     "Journal",
@@ -95,7 +90,6 @@ __all__ = [
     "shoe_frames",
     "statistics_columns",
     "to_statistics",
-    "write_arrow_part",
     "write_part",
 ]
 

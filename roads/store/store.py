@@ -37,7 +37,7 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import numpy as np
 import polars as pl
@@ -68,9 +68,6 @@ from roads.store.layout import (
     temporary_files,
 )
 from roads.store.read import Reader
-
-if TYPE_CHECKING:
-    import pyarrow as pa
 
 #: Part files: zstd at its fastest level (the bulk readers are I/O-light already).
 COMPRESSION: Final = "zstd"
@@ -105,17 +102,6 @@ class Part:
     @property
     def path(self) -> str:
         return relative_path(self.table, self.day, self.name)
-
-
-@dataclass(frozen=True, slots=True)
-class ArrowPart:
-    """:class:`Part` as a canonical Arrow table (see :func:`write_arrow_part`)."""
-
-    table: str
-    day: str
-    name: str
-    data: pa.Table
-    metadata: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -628,28 +614,6 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def write_arrow_part(root: Path, part: ArrowPart, source: str, digest: str) -> FileEntry:
-    """:func:`write_part` for a writer that cannot use polars (a forked worker process of
-    an engine run: polars' threads stay in the parent): ``part.data``, a canonical Arrow
-    table, encoded by pyarrow on this thread; ``digest``, its content digest, made by the
-    caller. Written unsynced: the commit that journals it syncs it (``durable=False``)."""
-    import pyarrow.parquet as pq
-
-    meta = provenance(table=part.table, source=source, **part.metadata)
-    data = part.data.replace_schema_metadata({**(part.data.schema.metadata or {}), **meta})
-    buffer = io.BytesIO()
-    pq.write_table(data, buffer, row_group_size=ARROW_ROW_GROUP, compression=COMPRESSION,
-                   compression_level=COMPRESSION_LEVEL, write_statistics=False)
-    path = relative_path(part.table, part.day, part.name)
-    sha, size = _publish(root / path, buffer.getbuffer(), False)
-    faults.point("store:part-written")
-    return FileEntry(path, part.table, sha, size, data.num_rows, digest, part.day, source)
-
-
-#: Rows per row group of a part file pyarrow writes (polars' writer picks its own).
-ARROW_ROW_GROUP = 262_144
-
-
 def _write(path: Path, frame: pl.DataFrame, meta: dict[str, str], durable: bool = True
            ) -> tuple[str, int]:
     """One part file, published atomically; returns its SHA-256 and size. polars' writer
@@ -659,12 +623,7 @@ def _write(path: Path, frame: pl.DataFrame, meta: dict[str, str], durable: bool 
     buffer = io.BytesIO()
     frame.write_parquet(buffer, compression=COMPRESSION, compression_level=COMPRESSION_LEVEL,
                         statistics=STATISTICS, metadata=meta)
-    return _publish(path, buffer.getbuffer(), durable)
-
-
-def _publish(path: Path, data: memoryview, durable: bool) -> tuple[str, int]:
-    """Encoded bytes published at ``path`` atomically (under a temporary name first);
-    their SHA-256 and size."""
+    data = buffer.getbuffer()
     sha = hashlib.sha256(data).hexdigest()
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = temporary_name(path)
