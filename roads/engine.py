@@ -203,27 +203,6 @@ def _deal_batch(
                   shoes[k], cards[k], result[k], info[k])
 
 
-@nb.njit(cache=True, nogil=True)
-def _deal_serial(
-    seeds: np.ndarray,
-    decks: int,
-    cut_lo: int,
-    cut_hi: int,
-    last_coup_rule: bool,
-    burn_first: bool,
-    shoes: np.ndarray,
-    cards: np.ndarray,
-    result: np.ndarray,
-    info: np.ndarray,
-) -> None:
-    """:func:`_deal_batch` on the calling thread alone: for a forked worker process, where
-    the parent's OpenMP threads do not exist (GNU OpenMP cannot run a parallel region in
-    the child of a process that ran one)."""
-    for k in range(seeds.shape[0]):
-        _deal_one(seeds[k], decks, cut_lo, cut_hi, last_coup_rule, burn_first,
-                  shoes[k], cards[k], result[k], info[k])
-
-
 @nb.njit(cache=True)
 def _shoe_seeds_vec(run_seed: np.uint64, indices: np.ndarray) -> np.ndarray:
     out = np.empty(indices.shape[0], dtype=np.uint64)
@@ -238,20 +217,6 @@ def _compact(
     flat_cards: np.ndarray, flat_result: np.ndarray,
 ) -> None:
     for k in nb.prange(counts.shape[0]):
-        base = offsets[k]
-        for c in range(counts[k]):
-            for j in range(6):
-                flat_cards[base + c, j] = cards[k, c, j]
-                flat_result[base + c, j] = result[k, c, j]
-
-
-@nb.njit(cache=True, nogil=True)
-def _compact_serial(
-    cards: np.ndarray, result: np.ndarray, counts: np.ndarray, offsets: np.ndarray,
-    flat_cards: np.ndarray, flat_result: np.ndarray,
-) -> None:
-    """:func:`_compact` on the calling thread alone (see :func:`_deal_serial`)."""
-    for k in range(counts.shape[0]):
         base = offsets[k]
         for c in range(counts[k]):
             for j in range(6):
@@ -281,9 +246,8 @@ class DealtBatch:
         return self.info[:, 0]
 
 
-def deal_batch(rules: RuleSet, seeds: np.ndarray, serial: bool = False) -> DealtBatch:
-    """Deal one shoe per seed under ``rules`` (in parallel; ``serial``: on this thread
-    alone, the same shoes, for a forked worker process)."""
+def deal_batch(rules: RuleSet, seeds: np.ndarray) -> DealtBatch:
+    """Deal one shoe per seed under ``rules`` (in parallel)."""
     seeds = np.ascontiguousarray(seeds, dtype=np.uint64)
     k = len(seeds)
     n = rules.cards
@@ -293,17 +257,15 @@ def deal_batch(rules: RuleSet, seeds: np.ndarray, serial: bool = False) -> Dealt
     result = np.empty((k, max_coups, 6), dtype=np.int8)
     info = np.empty((k, 4), dtype=np.int32)
     lo, hi = rules.cut_card_from_end
-    deal = _deal_serial if serial else _deal_batch
-    deal(seeds, rules.decks, lo, hi, rules.end_rule == "last-coup",
-         rules.burn_rule == "first-card", shoes, cards, result, info)
+    _deal_batch(seeds, rules.decks, lo, hi, rules.end_rule == "last-coup",
+                rules.burn_rule == "first-card", shoes, cards, result, info)
     counts = info[:, 0].astype(np.int64)
     offsets = np.zeros(k, dtype=np.int64)
     np.cumsum(counts[:-1], out=offsets[1:])
     total = int(counts.sum())
     flat_cards = np.empty((total, 6), dtype=np.uint8)
     flat_result = np.empty((total, 6), dtype=np.int8)
-    (_compact_serial if serial else _compact)(cards, result, counts, offsets, flat_cards,
-                                              flat_result)
+    _compact(cards, result, counts, offsets, flat_cards, flat_result)
     return DealtBatch(seeds, shoes, info, flat_cards, flat_result)
 
 

@@ -6,7 +6,7 @@ write millions of coups a second; the columns are exactly the canonical schema's
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numba as nb
 import numpy as np
@@ -18,14 +18,7 @@ from roads.cards import CARD_CODES
 from roads.engine import NO_CARD, DealtBatch
 from roads.schema import COUPS, ENTRY_METHODS, SOURCES, arrow_schema
 from roads.store import Content
-from roads.store.digest import (
-    RECORD,
-    combine,
-    combine_keyed,
-    escape_text,
-    record_digests,
-    shoe_lines_digest,
-)
+from roads.store.digest import RECORD, combine, record_digests
 from roads.tableau import OUTCOMES
 
 if TYPE_CHECKING:
@@ -115,8 +108,11 @@ def _strings(values: list[str], take: np.ndarray) -> pa.Array:
 
 def batch_tables(sim: Simulation, first: int, batch: DealtBatch) -> tuple[pa.Table, pa.Table]:
     """Canonical ``coups`` and ``shoes`` Arrow tables for one dealt batch."""
-    parts = EngineParts(sim, first, batch)
-    return parts.coups, parts.shoes
+    layout = _Layout(sim, first, batch)
+    ids = [_strings(layout.table_names, layout.table_of[layout.shoe_of_coup]),
+           _strings(layout.shoe_names, layout.shoe_of_coup)]
+    return (pa.Table.from_arrays([*ids, *layout.coup_columns()], schema=arrow_schema("coups")),
+            layout.shoes())
 
 
 def batch_frames(sim: Simulation, first: int, batch: DealtBatch
@@ -155,69 +151,20 @@ class EngineFiles:
         """The coups file's content digest and shoe keys, hashed from the kernel's buffers
         (the digest of :mod:`roads.store.digest` made of its frame took ~20 polars passes,
         a quarter of a batch's CPU; ``tests/test_simulate.py`` holds the two equal)."""
-        tables, digests = self._layout.shoe_digests()
-        keys = pl.DataFrame({"table_id": tables, "shoe_id": self._layout.shoe_names})
-        return Content(combine(keys.with_columns(pl.Series("digest", digests))), keys)
-
-
-class EngineParts:
-    """One dealt batch as the Arrow tables of its coups and shoes files, their content
-    digests and the shoe rows the catalogue stages for them, all made without polars: a
-    forked worker process cannot use polars, whose threads stay in the parent (its first
-    parallel step would wait for them forever).
-
-    ``coups_rows``: ``(table_id, shoe_id, k)`` of each shoe the coups file holds (``k``:
-    its place there); ``index_rows``: the shoes file's rows as the shoe index keeps them
-    (:data:`roads.store.catalog.INDEX_SCHEMA`, ``k`` after the two ids); both in key
-    order, as :meth:`roads.store.catalog.StagedRows.add_sorted` takes them."""
-
-    def __init__(self, sim: Simulation, first: int, batch: DealtBatch) -> None:
-        layout = self._layout = _Layout(sim, first, batch)
-        self.coups = pa.Table.from_arrays(
-            [_strings(layout.table_names, layout.table_of[layout.shoe_of_coup]),
-             _strings(layout.shoe_names, layout.shoe_of_coup), *layout.coup_columns()],
-            schema=_COUPS)
-        self.shoes = layout.shoes()
-
-    def coups_content(self) -> tuple[str, list[tuple[str, str, int]]]:
-        """The coups file's content digest and its shoes (see the class)."""
         layout = self._layout
-        tables, digests = layout.shoe_digests()
-        rows = sorted(zip(tables, layout.shoe_names, range(len(tables)), strict=True))
-        return combine_keyed(tables, layout.shoe_names, digests), rows
-
-    def shoes_content(self) -> tuple[str, list[tuple[Any, ...]]]:
-        """The shoes file's content digest (one line per shoe, as
-        :func:`roads.store.digest.shoes_digest` writes it) and its index rows."""
-        layout, batch = self._layout, self._layout.batch
-        rules, decks = layout.sim.rules.name, layout.sim.rules.decks
-        started, ended = layout.shoe_start, layout.shoe_end
-        burned = batch.info[:, 1].tolist()
-        counts, cuts, dealt = (batch.info[:, i].tolist() for i in (0, 2, 3))
-        seeds = batch.seeds.tolist()
-        first, last = started.tolist(), ended.tolist()
+        batch, n = layout.batch, len(layout.batch.result)
+        rec = np.empty(n, dtype=RECORD)
+        who = layout.sim.entered_by.encode()
+        _fill_records(rec.view(np.uint8).reshape(n, RECORD.itemsize), layout.coup_no,
+                      batch.result, batch.cards, layout.dealt, _ENGINE, _ENGINE_ENTRY, len(who))
+        cuts = np.r_[0, np.cumsum(layout.counts)]
+        ends = (layout.counts * len(who)).tolist()  # every coup's text is the same
         tables = [layout.table_names[t] for t in layout.table_of]
-        text = {name: escape_text(name) for name in {*layout.table_names, rules}}
-        lines = []
-        for i, shoe in enumerate(layout.shoe_names):
-            burn = ",".join(CARD_CODES[c] for c in batch.shoes[i, : burned[i]].tolist())
-            lines.append((tables[i], shoe,
-                          f"{text[tables[i]]}\t{escape_text(shoe)}\t{text[rules]}\t{decks}\t"
-                          f"{burn}\t{cuts[i]}\t{counts[i]}\t{dealt[i]}\t{first[i]}\t"
-                          f"{last[i]}\t{seeds[i]}\tengine\n"))
-        lines.sort()
-        iso_first, iso_last = (_iso(times) for times in (started, ended))
-        index = sorted(
-            (tables[i], shoe, i, rules, decks, counts[i], iso_first[i], iso_last[i], "engine")
-            for i, shoe in enumerate(layout.shoe_names))
-        return shoe_lines_digest([line for _, _, line in lines]), index
-
-
-def _iso(times: np.ndarray) -> list[str]:
-    """Microseconds since the epoch as the shoe index's ISO text (UTC), as
-    :func:`roads.store.store.shoe_index_frame` writes them."""
-    text = np.datetime_as_string(times.astype("datetime64[us]"), unit="us")
-    return [f"{t}+00:00" for t in text.tolist()]
+        digests = record_digests(rec, cuts, tables, layout.shoe_names,
+                                 who * int(layout.counts.max(initial=0)), [0] * len(ends),
+                                 ends)
+        keys = pl.DataFrame({"table_id": tables, "shoe_id": layout.shoe_names})
+        return Content(combine(keys.with_columns(pl.Series("digest", digests))), keys)
 
 
 @nb.njit(cache=True, nogil=True)
@@ -249,10 +196,8 @@ def _fill_records(out: np.ndarray, coup: np.ndarray, result: np.ndarray, cards: 
         out[i, 31] = 0
 
 
-#: The canonical Arrow schemas, made (by polars) on import: a forked worker cannot make them.
-_COUPS, _SHOES = arrow_schema("coups"), arrow_schema("shoes")
 #: The coups fields after the two ids, as :func:`batch_frames` builds them in Arrow.
-_COUP_FIELDS = pa.schema(list(_COUPS)[2:])
+_COUP_FIELDS = pa.schema(list(arrow_schema("coups"))[2:])
 #: Those that vary from coup to coup (all but source, entry and entered_by, the last three).
 _VARYING_FIELDS = pa.schema(list(_COUP_FIELDS)[:-3])
 
@@ -276,25 +221,8 @@ class _Layout:
         self.shoe_start = start_us + sequence.astype(np.int64) * SHOE_SLOT_SECONDS * 1_000_000
         self.dealt = self.shoe_start[self.shoe_of_coup] + (
             self.coup_no.astype(np.int64) - 1) * COUP_SECONDS * 1_000_000
-        self.shoe_end = self.shoe_start + (self.counts - 1) * COUP_SECONDS * 1_000_000
         self.table_names = [sim.table_id(t) for t in range(sim.tables)]
         self.shoe_names = [sim.shoe_id(int(i)) for i in index]
-
-    def shoe_digests(self) -> tuple[list[str], list[str]]:
-        """Each shoe's table and content digest, hashed from the kernel's buffers (the
-        digest of :mod:`roads.store.digest` made of its frame took ~20 polars passes, a
-        quarter of a batch's CPU; ``tests/test_simulate.py`` holds the two equal)."""
-        batch, n = self.batch, len(self.batch.result)
-        rec = np.empty(n, dtype=RECORD)
-        who = self.sim.entered_by.encode()
-        _fill_records(rec.view(np.uint8).reshape(n, RECORD.itemsize), self.coup_no,
-                      batch.result, batch.cards, self.dealt, _ENGINE, _ENGINE_ENTRY, len(who))
-        cuts = np.r_[0, np.cumsum(self.counts)]
-        ends = (self.counts * len(who)).tolist()  # every coup's text is the same
-        tables = [self.table_names[t] for t in self.table_of]
-        return tables, record_digests(rec, cuts, tables, self.shoe_names,
-                                      who * int(self.counts.max(initial=0)),
-                                      [0] * len(ends), ends)
 
     def coup_columns(self) -> list[pa.Array]:
         """Every coups column after ``table_id`` and ``shoe_id``, in schema order."""
@@ -339,9 +267,9 @@ class _Layout:
                 numeric(counts.astype(np.int16)),
                 numeric(batch.info[:, 3].astype(np.int16)),
                 numeric(self.shoe_start, _TIMES),
-                numeric(self.shoe_end, _TIMES),
+                numeric(self.shoe_start + (counts - 1) * COUP_SECONDS * 1_000_000, _TIMES),
                 numeric(batch.seeds, pa.uint64()),
                 _dictionary(np.full(k, _ENGINE, dtype=np.uint8), _SOURCE_DICT),
             ],
-            schema=_SHOES,
+            schema=arrow_schema("shoes"),
         )

@@ -183,36 +183,21 @@ class StagedRows:
             ) -> None:
         """Stage one written file's rows: ``shoes``, the (table_id, shoe_id) of a coups
         file; ``index``: a shoes file's :data:`INDEX_SCHEMA` rows."""
-        self._insert(path, (0, ()) if shoes is None else
-                     (shoes.height, _in_key_order(shoes.select(*KEYS))),
-                     (0, ()) if index is None else
-                     (index.height, _in_key_order(index.select(*INDEX_COLUMNS))))
-
-    def add_sorted(self, path: str, shoes: Sequence[tuple[Any, ...]],
-                   index: Sequence[tuple[Any, ...]]) -> None:
-        """:meth:`add` of rows already in key order, each with its place in its file after
-        the two ids (``table_id, shoe_id, k``, then an index row's other columns): what a
-        writer without polars makes (an engine run's worker processes)."""
-        self._insert(path, (len(shoes), shoes), (len(index), index))
-
-    def _insert(self, path: str, shoes: tuple[int, Iterable[tuple[Any, ...]]],
-                index: tuple[int, Iterable[tuple[Any, ...]]]) -> None:
-        """Stage one file's ``(count, rows)`` of each kind in one transaction."""
         self._files += 1
         file = self._files
         self.db.execute("BEGIN")  # one transaction of the temporary database, not a row each
         try:
             self.db.execute("INSERT INTO staged_files VALUES (?, ?)", (file, path))
-            if shoes[0]:
+            if shoes is not None and shoes.height:
                 self.db.executemany(f"INSERT INTO staged_shoes VALUES (?, ?, {file}, ?)",
-                                    shoes[1])
-                self.rows += shoes[0]
-            if index[0]:
+                                    _in_key_order(shoes.select("table_id", "shoe_id")))
+                self.rows += shoes.height
+            if index is not None and index.height:
                 self.db.executemany(
                     f"INSERT INTO staged_index VALUES (?, ?, {file}, ?, ?, ?, ?, ?, ?, ?)",
-                    index[1])
-                self.rows += index[0]
-                self.index_rows += index[0]
+                    _in_key_order(index.select(*INDEX_COLUMNS)))
+                self.rows += index.height
+                self.index_rows += index.height
             self.db.execute("COMMIT")
         except BaseException:
             self.db.execute("ROLLBACK")

@@ -252,19 +252,6 @@ def combine(shoes: pl.DataFrame) -> str:
     ordered = shoes.sort("table_id", "shoe_id")
     lines = ordered.select(pl.concat_str("table_id", "shoe_id", "digest", separator="\t")
                            ).to_series().to_list()
-    return _combine_lines(lines)
-
-
-def combine_keyed(tables: list[str], shoes: list[str], digests: list[str]) -> str:
-    """:func:`combine` of shoe ``i``'s ``(tables[i], shoes[i], digests[i])``, sorted here
-    without polars (a forked worker process cannot use polars' threads). Python orders
-    strings by code point, which is UTF-8's byte order: polars' order."""
-    rows = sorted(zip(tables, shoes, digests, strict=True))
-    return _combine_lines([f"{t}\t{s}\t{d}" for t, s, d in rows])
-
-
-def _combine_lines(lines: list[str]) -> str:
-    """The table digest of its shoes' ``table_id\tshoe_id\tdigest`` lines, in order."""
     data, ends = _joined([f"{line}\n" for line in lines])
     sha = hashlib.sha256
     return sha(b"".join([sha(data[ends[i]: ends[i + 1]]).digest()
@@ -294,18 +281,6 @@ def _field(name: str, dtype: pl.DataType) -> pl.Expr:
     else:
         text = col.cast(pl.String)
     return text.fill_null(NULL_FIELD)
-
-
-def escape_text(text: str) -> str:
-    """A text field of a shoe line (see the module docstring), as :func:`_field` writes it."""
-    return text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n")
-
-
-def shoe_lines_digest(lines: list[str]) -> str:
-    """The content digest of shoe rows already written as their lines (newline-ended), in
-    (table_id, shoe_id) order: what :func:`shoes_digest` hashes, for a writer without
-    polars."""
-    return hashlib.sha256(SHOES_TAG + "".join(lines).encode()).hexdigest()
 
 
 def shoes_digest(shoes: pl.DataFrame) -> str:
