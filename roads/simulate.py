@@ -7,10 +7,8 @@ record — timestamps included — depends only on the run seed, the rule set an
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -80,7 +78,7 @@ def write_simulation(
     written: list[Written] = []
     total = 0
     pending: list[Future[list[Written]]] = []
-    with _long_lived_frozen(), store.bulk_lock(), store.staging() as staged:
+    with store.bulk_lock(), store.staging() as staged:
         store.sweep(("engine",))
         with ThreadPoolExecutor(max_workers=2) as pool:
             for first, batch in sim.batches():
@@ -97,18 +95,6 @@ def write_simulation(
         store.commit("files_published", written, {"run": sim.metadata(), "coups": total},
                      actor, staged=staged)
     return [w.entry.path for w in written], total
-
-
-@contextmanager
-def _long_lived_frozen() -> Iterator[None]:
-    """The process's objects of before the run kept out of the collector until it ends: a
-    run makes a few Python objects per shoe (staged rows, names), enough to set off full
-    collections that walk every module's objects each time (8 % of a run's CPU)."""
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
 
 
 def _write(store: Store, sim: Simulation, first: int, count: int, files: EngineFiles
