@@ -73,6 +73,13 @@ def _gather_bytes(
     return out_offsets, out
 
 
+def _repeated(text: str, n: int) -> pa.Array:
+    """``n`` copies of ``text`` as a ``large_string`` column, from two buffers."""
+    data = text.encode()
+    return pa.LargeStringArray.from_buffers(
+        n, pa.py_buffer(np.arange(n + 1, dtype=np.int64) * len(data)), pa.py_buffer(data * n))
+
+
 def _card_lists(slots: np.ndarray, lo: int, hi: int) -> pa.LargeListArray:
     """List<card> from columns ``lo:hi`` of ``(rows, k)`` card slots padded with NO_CARD."""
     offsets, values = _pack_slots(slots, lo, hi)
@@ -224,25 +231,23 @@ class _Layout:
             *self.varying_columns(),
             _dictionary(np.full(n, _ENGINE, dtype=np.uint8), _SOURCE_DICT),
             _dictionary(np.full(n, _ENGINE_ENTRY, dtype=np.uint8), _ENTRY_DICT),
-            pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.uint8)),
-                                           pa.array([self.sim.entered_by], pa.large_string())
-                                           ).cast(pa.large_string()),
+            _repeated(self.sim.entered_by, n),
         ]
 
     def varying_columns(self) -> list[pa.Array]:
         """:meth:`coup_columns` but the run's three constants (source, entry, entered_by)."""
         res = self.batch.result
         return [
-            pa.array(self.coup_no),
+            numeric(self.coup_no),
             _dictionary(res[:, 2].astype(np.uint8), _OUTCOME_DICT),
             _card_lists(self.batch.cards, 0, 3),
             _card_lists(self.batch.cards, 3, 6),
-            pa.array(res[:, 0]),
-            pa.array(res[:, 1]),
-            pa.array(res[:, 3].astype(np.bool_)),
-            pa.array(res[:, 4].astype(np.bool_)),
-            pa.array(res[:, 5].astype(np.bool_)),
-            pa.array(self.dealt, _TIMES),
+            numeric(res[:, 0]),
+            numeric(res[:, 1]),
+            numeric(res[:, 3], pa.bool_()),
+            numeric(res[:, 4], pa.bool_()),
+            numeric(res[:, 5], pa.bool_()),
+            numeric(self.dealt, _TIMES),
         ]
 
     def shoes(self) -> pa.Table:
@@ -254,16 +259,16 @@ class _Layout:
         return pa.Table.from_arrays(
             [
                 _strings(self.table_names, self.table_of),
-                pa.array(self.shoe_names, pa.large_string()),
-                pa.array([self.sim.rules.name] * k, pa.large_string()),
-                pa.array(np.full(k, self.sim.rules.decks, dtype=np.int8)),
+                large_strings(self.shoe_names),
+                _repeated(self.sim.rules.name, k),
+                numeric(np.full(k, self.sim.rules.decks, dtype=np.int8)),
                 _card_lists(burn_slots, 0, burn_slots.shape[1]),
-                pa.array(batch.info[:, 2].astype(np.int16)),
-                pa.array(counts.astype(np.int16)),
-                pa.array(batch.info[:, 3].astype(np.int16)),
-                pa.array(self.shoe_start, _TIMES),
-                pa.array(self.shoe_start + (counts - 1) * COUP_SECONDS * 1_000_000, _TIMES),
-                pa.array(batch.seeds, pa.uint64()),
+                numeric(batch.info[:, 2].astype(np.int16)),
+                numeric(counts.astype(np.int16)),
+                numeric(batch.info[:, 3].astype(np.int16)),
+                numeric(self.shoe_start, _TIMES),
+                numeric(self.shoe_start + (counts - 1) * COUP_SECONDS * 1_000_000, _TIMES),
+                numeric(batch.seeds, pa.uint64()),
                 _dictionary(np.full(k, _ENGINE, dtype=np.uint8), _SOURCE_DICT),
             ],
             schema=arrow_schema("shoes"),
