@@ -256,6 +256,7 @@ def viewers(base: str, views: list[tuple[str, str]], start: float, end: float,
     import httpx
 
     polls: list[tuple[float, int, bool]] = []
+    failed: list[float] = []
 
     async def viewer(client: httpx.AsyncClient, page: str, table: str) -> None:
         every = 1.0 if page == "overview" else 1.5
@@ -265,11 +266,21 @@ def viewers(base: str, views: list[tuple[str, str]], start: float, end: float,
         while time.time() < end:
             n += 1
             began = time.time()
-            r = await client.post("/_dash-update-component", json=_callback(page, table, n, seen))
+            try:
+                r = await client.post("/_dash-update-component",
+                                      json=_callback(page, table, n, seen))
+            except httpx.TransportError:
+                # A kept-alive connection the server closed as it was reused (a browser
+                # sends the poll again): counted, and polled again at the next tick.
+                failed.append(time.time() - began)
+                await asyncio.sleep(every)
+                continue
             took = time.time() - began
             body = r.json() if r.status_code == 200 else {}
-            refreshed = "response" in body
-            if refreshed:  # Dash leaves out an output whose value is unchanged
+            # Dash answers a poll that changed nothing with an empty "response" (it leaves
+            # out the outputs left unchanged), not with no body: only a filled one refreshed.
+            refreshed = bool(body.get("response"))
+            if refreshed:
                 seen = body["response"].get("overview-seq" if page == "overview"
                                             else "table-seq", {}).get("data", seen)
             polls.append((took, len(r.content), refreshed))
@@ -280,7 +291,7 @@ def viewers(base: str, views: list[tuple[str, str]], start: float, end: float,
             await asyncio.gather(*(viewer(client, p, t) for p, t in views))
 
     asyncio.run(run())
-    Path(out).write_text(json.dumps(polls))
+    Path(out).write_text(json.dumps({"polls": polls, "failed": len(failed)}))
 
 
 # -- one run --------------------------------------------------------------------------------
@@ -387,7 +398,8 @@ def run(args: argparse.Namespace, round_no: int) -> dict[str, Any]:
         server.wait(timeout=30)
     dealt = json.loads((work / "dealers.json").read_text())
     records = json.loads((work / "screens.json").read_text())
-    polls = json.loads((work / "viewers.json").read_text()) if args.viewers else []
+    viewed = json.loads((work / "viewers.json").read_text()) if args.viewers else {}
+    polls = viewed.get("polls", [])
     total, server_part, missing, hops = latencies(dealt["accepted"], records,
                                                   (start + args.warmup) * 1000)
     kinds = Counter(m[3] for r in records for m in r["messages"])
@@ -404,7 +416,7 @@ def run(args: argparse.Namespace, round_no: int) -> dict[str, Any]:
             "update_bytes": statistics.median(update_bytes) if update_bytes else 0,
             "state_bytes": statistics.median(state_bytes) if state_bytes else 0,
             "cpu": cpu, "client_cpu": client_cores, "memory": samples,
-            "viewer_polls": len(polls),
+            "viewer_polls": len(polls), "viewer_failed": viewed.get("failed", 0),
             "viewer_p50": _q([p[0] for p in polls], 50) * 1000 if polls else None,
             "viewer_p95": _q([p[0] for p in polls], 95) * 1000 if polls else None,
             "viewer_refreshes": sum(1 for p in polls if p[2])}
@@ -428,7 +440,8 @@ def report(args: argparse.Namespace, r: dict[str, Any]) -> None:
           + " (a client near 1.00 cannot keep pace: its latency is not the server's)")
     if r["viewer_polls"]:
         print(f"  dashboard viewers ({args.viewer_page} page): {r['viewer_polls']} polls, "
-              f"{r['viewer_refreshes']} refreshed; answer p50 {r['viewer_p50']:.0f} ms  "
+              f"{r['viewer_refreshes']} refreshed, {r['viewer_failed']} failed (connection "
+              f"closed); answer p50 {r['viewer_p50']:.0f} ms  "
               f"p95 {r['viewer_p95']:.0f} ms")
     print("  server memory (s, RSS MB summed, PSS MB): "
           + ", ".join(f"({s}, {rss:.0f}, {pss:.0f})" for s, rss, pss in r["memory"]))
