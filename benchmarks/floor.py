@@ -350,6 +350,7 @@ def run(args: argparse.Namespace, round_no: int) -> dict[str, Any]:
                                *(["--workers", str(args.workers)] if args.workers else [])],
                               stdout=subprocess.DEVNULL, env=_server_env(args.code))
     spawn = multiprocessing.get_context("spawn")
+    clients_started: list[Any] = []  # ended with the server when the run stops early
     try:
         _wait_http(f"{base}/health", time.monotonic() + 120)
         assigned = [tables[i % len(tables)] for i in range(args.screens)]
@@ -359,6 +360,7 @@ def run(args: argparse.Namespace, round_no: int) -> dict[str, Any]:
         screen_proc = spawn.Process(target=screens, args=(base, assigned, str(ready), end,
                                                           str(work / "screens.json")))
         screen_proc.start()
+        clients_started.append(screen_proc)
         deadline = time.monotonic() + settle
         while not ready.exists():
             if time.monotonic() > deadline or not screen_proc.is_alive():
@@ -375,6 +377,7 @@ def run(args: argparse.Namespace, round_no: int) -> dict[str, Any]:
                                                             str(work / "viewers.json"))))
         for p in procs:
             p.start()
+            clients_started.append(p)
         cpu0, t0 = cpu_seconds(server.pid), time.monotonic()
         clients = {"dealers": procs[0], "screens": screen_proc,
                    **({"viewers": procs[1]} if views else {})}
@@ -394,6 +397,9 @@ def run(args: argparse.Namespace, round_no: int) -> dict[str, Any]:
         samples.append((round(time.monotonic() - t0), *memory_mb(server.pid)))
         screen_proc.join(timeout=60)
     finally:
+        for p in clients_started:
+            if p.is_alive():
+                p.terminate()
         server.terminate()
         server.wait(timeout=30)
     dealt = json.loads((work / "dealers.json").read_text())
