@@ -121,8 +121,10 @@ class Start:
         """The server does not start (a bad configuration or store): the first worker
         leaves without a word, the socket and the shared files go."""
         if self._go >= 0:
-            os.close(self._go)  # the worker reads the end of the pipe and leaves
+            os.close(self._go)
             self._go = -1
+        with contextlib.suppress(ProcessLookupError):  # no need to wait for its import
+            os.kill(self.first, signal.SIGTERM)
         with contextlib.suppress(ChildProcessError):
             os.waitpid(self.first, 0)
         self.sock.close()
