@@ -5,6 +5,7 @@ Run: .venv/bin/python -m benchmarks.floor   # 100 tables, 1 coup/s each, 500 scr
      .venv/bin/python -m benchmarks.floor --tables 500 --pace 25 --screens 1000 --viewers 50
      .venv/bin/python -m benchmarks.floor --seconds 1800 --sample 60   # memory over 30 minutes
      .venv/bin/python -m benchmarks.floor --first-page 5
+     .venv/bin/python -m benchmarks.floor --table-page 5   # CPU of a viewer's refreshed poll
 Targets: 100 tables at a coup per second with 500 screens: p95 accepted coup → screen
 <= 300 ms; 500 tables at a coup per 25 s with 1,000 screens and 50 dashboard viewers:
 p95 <= 100 ms; server memory flat over 30 minutes; ``roads serve --demo`` first page <= 2 s.
@@ -501,6 +502,40 @@ def first_page(rounds: int, workers: int | None, code: str | None = None) -> Non
           f"{med[2]:.2f} s (target <= 2 s); server CPU {med[3]:.2f} s")
 
 
+def table_page(rounds: int) -> None:
+    """CPU of one refreshed table-page poll in this process (what a dashboard viewer costs
+    the server each time its table changes): a 40-coup card-level shoe, the page's body and
+    Dash's JSON of it. Run with ``PYTHONPATH=DIR`` to measure another checkout's code."""
+    from dash._utils import to_json
+
+    from dashboard.app import create_app
+    from dashboard.pages import table_refresh
+    from roads.engine import deal_shoe
+    from roads.ingest.sources import from_dealer
+    from roads.rules import get_rules
+    from roads.tables import DEMO_DEALER
+
+    _, ctx = create_app(Path(tempfile.mkdtemp(prefix="roads-page-")) / "store")
+    shoe = deal_shoe(get_rules("standard-8"), 5)
+    ctx.service.open_shoe(DEMO_DEALER, "T1", "S1", burn_cards=list(shoe.burn_cards))
+    for player, banker in shoe.coups[:40]:
+        ctx.service.enter_coup(DEMO_DEALER, "T1", from_dealer(player, banker))
+
+    def poll() -> int:
+        return len(to_json(table_refresh(ctx, "T1", None)[0]))  # type: ignore[no-untyped-call]
+
+    size = poll()
+    runs = []
+    for _ in range(rounds):
+        began = time.process_time()
+        for _ in range(5):
+            poll()
+        runs.append((time.process_time() - began) / 5 * 1000)
+    print(f"table page ({__import__('dashboard').__file__}): CPU per refreshed poll median "
+          f"{statistics.median(runs):.0f} ms (runs of 5: "
+          f"{', '.join(f'{ms:.0f}' for ms in runs)}); answer {size:,} bytes")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--tables", type=int, default=100)
@@ -516,12 +551,17 @@ def main() -> None:
                         help="seconds between memory samples")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--first-page", type=int, default=0, metavar="ROUNDS")
+    parser.add_argument("--table-page", type=int, default=0, metavar="ROUNDS",
+                        help="CPU of a refreshed table-page poll, in this process")
     parser.add_argument("--code", metavar="DIR",
                         help="serve the code of this checkout instead (A/B side by side)")
     args = parser.parse_args()
     with open("/proc/loadavg") as f:
         load = f.read().split()[:3]
     print(f"machine: {multiprocessing.cpu_count()} cores, load average {' '.join(load)}")
+    if args.table_page:
+        table_page(args.table_page)
+        return
     if args.first_page:
         first_page(args.first_page, args.workers, args.code)
         return
