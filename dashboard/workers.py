@@ -7,13 +7,10 @@ connections, keeps its own read model of the tables its screens show and watches
 journal; a screen gets the same states whichever worker serves it. The simulated dealers of
 ``--demo`` run in a process of their own.
 
-The server forks its first worker before it loads anything heavy (:func:`start`): the
-worker imports the server's code on one core while the parent reads the configuration,
-makes or checks the store and seals what a crash left closed but unsealed on the other,
-and serves once the parent says the store is ready. The parent then loads the code once
-more and the compiled kernels (~1.4 s of CPU, which the first page waited for when they
-came before any fork) and forks the other workers, which share them (the first loads its
-own on a thread, as it serves). It
+The parent loads the code once and seals what a crash left closed but unsealed, then forks
+the first worker, which serves the first pages at once; then it loads the compiled kernels
+(~1.4 s of CPU, which the first page waited for when they came before any fork) and forks
+the other workers, which share them (the first loads its own on a thread, as it serves). It
 then only supervises: it holds no thread and no database connection, so it can fork a
 replacement for a worker that dies (with the kernels shared). SIGTERM or SIGINT stops every
 process.
@@ -25,7 +22,6 @@ import contextlib
 import ctypes
 import gc
 import os
-import pickle
 import shutil
 import signal
 import socket
@@ -98,63 +94,9 @@ def _collecting() -> None:
     gc.enable()
 
 
-class Start:
-    """A server being started: its socket, the files its workers share, and its first
-    worker, forked before the server's code is loaded (:func:`start`)."""
-
-    def __init__(self, host: str, port: int, root: Path) -> None:
-        self.sock = listen(host, port)
-        self.shared = Path(tempfile.mkdtemp(prefix="roads-serve-"))
-        self.registry = self.shared / "screens.sqlite"
-        read, self._go = os.pipe()
-        self.first = _fork(lambda: _first_worker(self.sock, root, self.registry, read,
-                                                 self._go))
-        os.close(read)
-
-    def go(self, site: SiteConfig) -> None:
-        """The store is ready: the first worker may serve, with this configuration."""
-        os.write(self._go, pickle.dumps(site))
-        os.close(self._go)
-        self._go = -1
-
-    def abandon(self) -> None:
-        """The server does not start (a bad configuration or store): the first worker
-        leaves without a word, the socket and the shared files go."""
-        if self._go >= 0:
-            os.close(self._go)
-            self._go = -1
-        with contextlib.suppress(ProcessLookupError):  # no need to wait for its import
-            os.kill(self.first, signal.SIGTERM)
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(self.first, 0)
-        self.sock.close()
-        shutil.rmtree(self.shared, ignore_errors=True)
-
-
-def start(root: Path, host: str, port: int) -> Start:
-    """Listen, and fork the first worker at once: it imports the server's code (~2 s of
-    CPU, most of the way to the first page) on one core while this process reads the
-    configuration, makes or checks the store and seals what a crash left unsealed on the
-    other; it serves once :meth:`Start.go` says the store is ready. (Forked after all that,
-    it waited for every step of it.)"""
-    return Start(host, port, root)
-
-
-def _first_worker(sock: socket.socket, root: Path, registry: Path, read: int,
-                  write: int) -> None:
-    os.close(write)
-    import dashboard.app  # noqa: F401  (while the server prepares the store)
-
-    with os.fdopen(read, "rb") as go:
-        told = go.read()
-    if not told:  # the server did not start
-        return
-    _run_worker(sock, root, pickle.loads(told), registry)
-
-
-def _recover(root: Path) -> None:
-    """Seal what a crash left closed but unsealed (once per server, before any worker
-    serves)."""
+def _prepare(root: Path) -> None:
+    """Load the server's code, once for every worker, and seal what a crash left unsealed."""
+    import dashboard.app  # noqa: F401
     from roads.tables import open_service
 
     service = open_service(root)
@@ -265,21 +207,21 @@ def _fork(job: Callable[[], None]) -> int:
         os._exit(code)
 
 
-def serve(started: Start, root: Path, site: SiteConfig, workers: int,
+def serve(root: Path, site: SiteConfig, host: str, port: int, workers: int,
           demo: tuple[list[str], float] | None = None) -> None:
-    """Serve until SIGTERM/SIGINT: ``workers`` processes (the first already forked by
-    :func:`start`), and the demo's dealers when ``demo`` gives their tables and pace."""
-    sock, registry = started.sock, started.registry
-    _recover(root)
-    started.go(site)
-    import dashboard.app  # noqa: F401  (once, for every worker forked from here)
-
+    """Serve until SIGTERM/SIGINT: ``workers`` processes, and the demo's dealers when
+    ``demo`` gives their tables and pace."""
+    sock = listen(host, port)
+    shared = Path(tempfile.mkdtemp(prefix="roads-serve-"))
+    registry = shared / "screens.sqlite"
+    _prepare(root)
+    _before_fork(root)
     jobs: dict[str, Callable[[], None]] = {
         f"worker {i + 1}": (lambda: _run_worker(sock, root, site, registry))
         for i in range(workers)}
     if demo is not None:
         jobs["demo"] = lambda: _run_demo(sock, root, *demo)
-    running: dict[int, tuple[str, float]] = {started.first: ("worker 1", time.monotonic())}
+    running: dict[int, tuple[str, float]] = {}
     stopping = False
 
     def stop(*_: object) -> None:
@@ -292,15 +234,15 @@ def serve(started: Start, root: Path, site: SiteConfig, workers: int,
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     try:
-        # The first worker serves; the others share the kernels.
-        from dashboard.app import warm_up
-
-        warm_up()
-        _before_fork(root)
-        for name, job in list(jobs.items())[1:]:
+        for i, (name, job) in enumerate(jobs.items()):
             if stopping:  # stopped while the kernels loaded: fork no more
                 break
             running[_fork(job)] = (name, time.monotonic())
+            if i == 0:  # the first worker serves; the others share the kernels
+                from dashboard.app import warm_up
+
+                warm_up()
+                _before_fork(root)
         _collecting()  # (forks no more but a restart)
         deadline = None
         while running:
@@ -317,17 +259,17 @@ def serve(started: Start, root: Path, site: SiteConfig, workers: int,
                             os.kill(pid, signal.SIGKILL)
                 time.sleep(0.05)
                 continue
-            name, began = running.pop(pid)
+            name, started = running.pop(pid)
             if stopping:
                 continue
             print(f"roads serve: {name} (pid {pid}) ended ({_status(status)}); restarting",
                   file=sys.stderr, flush=True)
-            time.sleep(max(0.0, began + RESTART_SECONDS - time.monotonic()))
+            time.sleep(max(0.0, started + RESTART_SECONDS - time.monotonic()))
             running[_fork(jobs[name])] = (name, time.monotonic())
     finally:
         stop()
         sock.close()
-        shutil.rmtree(started.shared, ignore_errors=True)
+        shutil.rmtree(shared, ignore_errors=True)
 
 
 def _status(status: int) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import click
@@ -82,37 +83,36 @@ def serve_cmd(store: Path, host: str, port: int, config_path: Path | None,
     Without --demo the store must exist. With --demo the simulated tables deal into their
     own store (data/demo unless --store names one), never into a store with real tables;
     the demo logins are printed at every start."""
-    from dashboard.workers import default_workers, loading, serve, start
+    from dashboard.workers import loading
 
     loading()  # no garbage collections while the server's code loads
+    from dashboard.config import load_config
+    from dashboard.workers import default_workers, serve
+
+    site = load_config(config_path)
     source = click.get_current_context().get_parameter_source("store")
     if demo and source is not None and source.name == "DEFAULT":
         store = DEMO_STORE
+    if not demo:
+        open_store(store).journal.close()  # a read: a mistyped path is an error
     _port_free(host, port)  # before anything is written
-    # The first worker imports the server's code while this process does the rest.
-    started = start(store, host, port)
-    try:
-        from dashboard.config import load_config
-
-        site = load_config(config_path)
-        if not demo:
-            open_store(store).journal.close()  # a read: a mistyped path is an error
-        tables = [f"T{i:02d}" for i in range(1, demo_tables + 1)]
-        if demo:
-            _demo_store(store)
-            for line in _demo_users(store):
-                click.echo(line)
-            click.echo(f"demo: {demo_tables} tables dealing a coup every ~{pace:g} s into "
-                       f"{store}")
-    except BaseException:
-        started.abandon()
-        raise
+    tables = [f"T{i:02d}" for i in range(1, demo_tables + 1)]
+    if demo:
+        _demo_store(store)
+        with ThreadPoolExecutor(1) as pool:  # ended (its thread joined) before any fork
+            # the demo users' passwords are hashed (scrypt, outside the GIL) while the
+            # server's code is imported (which the server would do next)
+            logins = pool.submit(_demo_users, store)
+            import dashboard.app  # noqa: F401
+        for line in logins.result():
+            click.echo(line)
+        click.echo(f"demo: {demo_tables} tables dealing a coup every ~{pace:g} s into {store}")
     first = tables[0] if demo else next(iter(site.tables), "T01")
     count = workers or default_workers()
     click.echo(f"Dashboard: http://{host}:{port}/   table screen: http://{host}:{port}/table/"
                f"{first}   API: http://{host}:{port}/openapi.json   ({count} worker"
                f"{'s' if count > 1 else ''})")
-    serve(started, store, site, count, (tables, pace) if demo else None)
+    serve(store, site, host, port, count, (tables, pace) if demo else None)
 
 
 def _demo_users(store: Path) -> list[str]:
