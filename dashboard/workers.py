@@ -30,10 +30,8 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # (loaded after loading() turns the collector off)
-    from dashboard.config import SiteConfig
+from dashboard.config import SiteConfig
 
 #: Seconds to wait for the processes to stop before killing them.
 STOP_SECONDS = 10.0
@@ -77,23 +75,6 @@ def open_store_files(root: Path) -> list[str]:
     return found
 
 
-def loading() -> None:
-    """Call first thing in ``roads serve``: no cyclic garbage collection while the server's
-    code loads. Importing makes hundreds of thousands of objects and hardly any garbage,
-    yet each full collection scanned every object imported so far: ~17 % of the import's
-    CPU (2.40 s against 1.97 s, medians of 3), on the way to the first page. Each process
-    of the server collects once and freezes what it loaded before it serves, then turns the
-    collector back on (:func:`_collecting`)."""
-    gc.disable()
-
-
-def _collecting() -> None:
-    """The collector on again in this process, what it loaded out of its reach."""
-    gc.collect()
-    gc.freeze()
-    gc.enable()
-
-
 def _prepare(root: Path) -> None:
     """Load the server's code, once for every worker, and seal what a crash left unsealed."""
     import dashboard.app  # noqa: F401
@@ -122,7 +103,8 @@ def _run_worker(sock: socket.socket, root: Path, site: SiteConfig, registry: Pat
     app, _ = create_app(root, site, create=False, recover=False, registry=registry)
     # The application's objects (routes, models, layout) live as long as the worker: out of
     # the collector's reach too, so each full collection scans only what serving made.
-    _collecting()
+    gc.collect()
+    gc.freeze()
     sys.setswitchinterval(SWITCH_SECONDS)
     config = uvicorn.Config(app.server, log_level="warning", **server_options(site.limits))
     uvicorn.Server(config).run(sockets=[sock])
@@ -154,7 +136,6 @@ def _run_demo(sock: socket.socket, root: Path, tables: list[str], pace: float) -
     from dashboard.demo import start_demo
     from roads.tables import open_service
 
-    _collecting()
     # The dealers start once a worker serves: loading the engine (numba, ~1 s) beside the
     # workers' start would only make the first page later, and nothing is dealt unseen.
     wait_until_served(sock)
@@ -243,7 +224,6 @@ def serve(root: Path, site: SiteConfig, host: str, port: int, workers: int,
 
                 warm_up()
                 _before_fork(root)
-        _collecting()  # (forks no more but a restart)
         deadline = None
         while running:
             if stopping and deadline is None:

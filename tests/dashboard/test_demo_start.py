@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import socket
 import threading
 
@@ -44,18 +43,3 @@ def test_an_error_from_health_is_not_served() -> None:
     with listen("127.0.0.1", 0) as sock:
         _answer(sock, "503 Service Unavailable", 100)
         assert wait_until_served(sock, seconds=0.5) is False
-
-
-def test_the_collector_is_off_while_loading_and_on_once_collected() -> None:
-    """``roads serve`` loads its code with the collector off; each process turns it back on
-    (what it loaded frozen out of its reach) before it serves."""
-    from dashboard.workers import _collecting, loading
-
-    try:
-        loading()
-        assert not gc.isenabled()
-        _collecting()
-        assert gc.isenabled() and gc.get_freeze_count() > 0
-    finally:
-        gc.unfreeze()
-        gc.enable()
