@@ -5,6 +5,7 @@ Run: .venv/bin/python -m benchmarks.floor   # 100 tables, 1 coup/s each, 500 scr
      .venv/bin/python -m benchmarks.floor --tables 500 --pace 25 --screens 1000 --viewers 50
      .venv/bin/python -m benchmarks.floor --seconds 1800 --sample 60   # memory over 30 minutes
      .venv/bin/python -m benchmarks.floor --first-page 5
+     .venv/bin/python -m benchmarks.floor --table-page 5   # CPU of a viewer's refreshed poll
 Targets: 100 tables at a coup per second with 500 screens: p95 accepted coup → screen
 <= 300 ms; 500 tables at a coup per 25 s with 1,000 screens and 50 dashboard viewers:
 p95 <= 100 ms; server memory flat over 30 minutes; ``roads serve --demo`` first page <= 2 s.
@@ -256,6 +257,7 @@ def viewers(base: str, views: list[tuple[str, str]], start: float, end: float,
     import httpx
 
     polls: list[tuple[float, int, bool]] = []
+    failed: list[float] = []
 
     async def viewer(client: httpx.AsyncClient, page: str, table: str) -> None:
         every = 1.0 if page == "overview" else 1.5
@@ -265,11 +267,21 @@ def viewers(base: str, views: list[tuple[str, str]], start: float, end: float,
         while time.time() < end:
             n += 1
             began = time.time()
-            r = await client.post("/_dash-update-component", json=_callback(page, table, n, seen))
+            try:
+                r = await client.post("/_dash-update-component",
+                                      json=_callback(page, table, n, seen))
+            except httpx.TransportError:
+                # A kept-alive connection the server closed as it was reused (a browser
+                # sends the poll again): counted, and polled again at the next tick.
+                failed.append(time.time() - began)
+                await asyncio.sleep(every)
+                continue
             took = time.time() - began
             body = r.json() if r.status_code == 200 else {}
-            refreshed = "response" in body
-            if refreshed:  # Dash leaves out an output whose value is unchanged
+            # Dash answers a poll that changed nothing with an empty "response" (it leaves
+            # out the outputs left unchanged), not with no body: only a filled one refreshed.
+            refreshed = bool(body.get("response"))
+            if refreshed:
                 seen = body["response"].get("overview-seq" if page == "overview"
                                             else "table-seq", {}).get("data", seen)
             polls.append((took, len(r.content), refreshed))
@@ -280,7 +292,7 @@ def viewers(base: str, views: list[tuple[str, str]], start: float, end: float,
             await asyncio.gather(*(viewer(client, p, t) for p, t in views))
 
     asyncio.run(run())
-    Path(out).write_text(json.dumps(polls))
+    Path(out).write_text(json.dumps({"polls": polls, "failed": len(failed)}))
 
 
 # -- one run --------------------------------------------------------------------------------
@@ -339,6 +351,7 @@ def run(args: argparse.Namespace, round_no: int) -> dict[str, Any]:
                                *(["--workers", str(args.workers)] if args.workers else [])],
                               stdout=subprocess.DEVNULL, env=_server_env(args.code))
     spawn = multiprocessing.get_context("spawn")
+    clients_started: list[Any] = []  # ended with the server when the run stops early
     try:
         _wait_http(f"{base}/health", time.monotonic() + 120)
         assigned = [tables[i % len(tables)] for i in range(args.screens)]
@@ -348,6 +361,7 @@ def run(args: argparse.Namespace, round_no: int) -> dict[str, Any]:
         screen_proc = spawn.Process(target=screens, args=(base, assigned, str(ready), end,
                                                           str(work / "screens.json")))
         screen_proc.start()
+        clients_started.append(screen_proc)
         deadline = time.monotonic() + settle
         while not ready.exists():
             if time.monotonic() > deadline or not screen_proc.is_alive():
@@ -364,6 +378,7 @@ def run(args: argparse.Namespace, round_no: int) -> dict[str, Any]:
                                                             str(work / "viewers.json"))))
         for p in procs:
             p.start()
+            clients_started.append(p)
         cpu0, t0 = cpu_seconds(server.pid), time.monotonic()
         clients = {"dealers": procs[0], "screens": screen_proc,
                    **({"viewers": procs[1]} if views else {})}
@@ -383,11 +398,15 @@ def run(args: argparse.Namespace, round_no: int) -> dict[str, Any]:
         samples.append((round(time.monotonic() - t0), *memory_mb(server.pid)))
         screen_proc.join(timeout=60)
     finally:
+        for p in clients_started:
+            if p.is_alive():
+                p.terminate()
         server.terminate()
         server.wait(timeout=30)
     dealt = json.loads((work / "dealers.json").read_text())
     records = json.loads((work / "screens.json").read_text())
-    polls = json.loads((work / "viewers.json").read_text()) if args.viewers else []
+    viewed = json.loads((work / "viewers.json").read_text()) if args.viewers else {}
+    polls = viewed.get("polls", [])
     total, server_part, missing, hops = latencies(dealt["accepted"], records,
                                                   (start + args.warmup) * 1000)
     kinds = Counter(m[3] for r in records for m in r["messages"])
@@ -404,7 +423,7 @@ def run(args: argparse.Namespace, round_no: int) -> dict[str, Any]:
             "update_bytes": statistics.median(update_bytes) if update_bytes else 0,
             "state_bytes": statistics.median(state_bytes) if state_bytes else 0,
             "cpu": cpu, "client_cpu": client_cores, "memory": samples,
-            "viewer_polls": len(polls),
+            "viewer_polls": len(polls), "viewer_failed": viewed.get("failed", 0),
             "viewer_p50": _q([p[0] for p in polls], 50) * 1000 if polls else None,
             "viewer_p95": _q([p[0] for p in polls], 95) * 1000 if polls else None,
             "viewer_refreshes": sum(1 for p in polls if p[2])}
@@ -428,7 +447,8 @@ def report(args: argparse.Namespace, r: dict[str, Any]) -> None:
           + " (a client near 1.00 cannot keep pace: its latency is not the server's)")
     if r["viewer_polls"]:
         print(f"  dashboard viewers ({args.viewer_page} page): {r['viewer_polls']} polls, "
-              f"{r['viewer_refreshes']} refreshed; answer p50 {r['viewer_p50']:.0f} ms  "
+              f"{r['viewer_refreshes']} refreshed, {r['viewer_failed']} failed (connection "
+              f"closed); answer p50 {r['viewer_p50']:.0f} ms  "
               f"p95 {r['viewer_p95']:.0f} ms")
     print("  server memory (s, RSS MB summed, PSS MB): "
           + ", ".join(f"({s}, {rss:.0f}, {pss:.0f})" for s, rss, pss in r["memory"]))
@@ -482,6 +502,40 @@ def first_page(rounds: int, workers: int | None, code: str | None = None) -> Non
           f"{med[2]:.2f} s (target <= 2 s); server CPU {med[3]:.2f} s")
 
 
+def table_page(rounds: int) -> None:
+    """CPU of one refreshed table-page poll in this process (what a dashboard viewer costs
+    the server each time its table changes): a 40-coup card-level shoe, the page's body and
+    Dash's JSON of it. Run with ``PYTHONPATH=DIR`` to measure another checkout's code."""
+    from dash._utils import to_json
+
+    from dashboard.app import create_app
+    from dashboard.pages import table_refresh
+    from roads.engine import deal_shoe
+    from roads.ingest.sources import from_dealer
+    from roads.rules import get_rules
+    from roads.tables import DEMO_DEALER
+
+    _, ctx = create_app(Path(tempfile.mkdtemp(prefix="roads-page-")) / "store")
+    shoe = deal_shoe(get_rules("standard-8"), 5)
+    ctx.service.open_shoe(DEMO_DEALER, "T1", "S1", burn_cards=list(shoe.burn_cards))
+    for player, banker in shoe.coups[:40]:
+        ctx.service.enter_coup(DEMO_DEALER, "T1", from_dealer(player, banker))
+
+    def poll() -> int:
+        return len(to_json(table_refresh(ctx, "T1", None)[0]))  # type: ignore[no-untyped-call]
+
+    size = poll()
+    runs = []
+    for _ in range(rounds):
+        began = time.process_time()
+        for _ in range(5):
+            poll()
+        runs.append((time.process_time() - began) / 5 * 1000)
+    print(f"table page ({__import__('dashboard').__file__}): CPU per refreshed poll median "
+          f"{statistics.median(runs):.0f} ms (runs of 5: "
+          f"{', '.join(f'{ms:.0f}' for ms in runs)}); answer {size:,} bytes")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--tables", type=int, default=100)
@@ -497,12 +551,17 @@ def main() -> None:
                         help="seconds between memory samples")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--first-page", type=int, default=0, metavar="ROUNDS")
+    parser.add_argument("--table-page", type=int, default=0, metavar="ROUNDS",
+                        help="CPU of a refreshed table-page poll, in this process")
     parser.add_argument("--code", metavar="DIR",
                         help="serve the code of this checkout instead (A/B side by side)")
     args = parser.parse_args()
     with open("/proc/loadavg") as f:
         load = f.read().split()[:3]
     print(f"machine: {multiprocessing.cpu_count()} cores, load average {' '.join(load)}")
+    if args.table_page:
+        table_page(args.table_page)
+        return
     if args.first_page:
         first_page(args.first_page, args.workers, args.code)
         return
