@@ -65,12 +65,13 @@ def listen(host: str, port: int) -> socket.socket:
 def open_store_files(root: Path) -> list[str]:
     """Files under the store this process holds open (none may be before a fork: SQLite
     connections must not cross one)."""
-    found = []
+    found, inside = [], str(root.resolve())
     with contextlib.suppress(FileNotFoundError):
         for fd in os.listdir("/proc/self/fd"):
             with contextlib.suppress(OSError):
                 target = os.readlink(f"/proc/self/fd/{fd}")
-                if target.startswith(str(root.resolve())):
+                # under the store's folder, not beside it (/srv/store.log is not /srv/store)
+                if target == inside or target.startswith(inside.rstrip(os.sep) + os.sep):
                     found.append(target)
     return found
 
