@@ -75,3 +75,40 @@ def test_a_first_write_still_signs(tmp_path: Path) -> None:
     floor.close("T1")
     assert verify(floor.store).ok
     assert (floor.store.root / "checkpoints" / "checkpoints.jsonl").read_text().count("\n") == 1
+
+
+def test_a_damaged_public_key_is_named_not_a_traceback(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from roads.cli import main
+
+    floor = Floor(tmp_path / "store")
+    floor.open_shoe("T1", "S1")
+    floor.coups("T1", "BP")
+    floor.close("T1")
+    anchor = tmp_path / "anchor.jsonl"
+    anchor.write_bytes((floor.store.root / "checkpoints" / "checkpoints.jsonl").read_bytes())
+    (floor.store.root / "keys" / "store-ed25519.pub").write_text("garbage")
+    result = CliRunner().invoke(main, ["store", "verify", "--store", str(floor.store.root),
+                                       "--anchor", str(anchor), "--quiet"])
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit)
+    assert "does not read as a PEM public key" in result.output
+    problems = [p for p in verify(Store.open(floor.store.root), anchor=anchor).problems
+                if p["kind"] == "checkpoint"]
+    assert [p["where"] for p in problems] == ["anchor anchor.jsonl", "checkpoints.jsonl"]
+    assert all("does not read as a PEM public key" in p["detail"] for p in problems)
+
+
+def test_a_signature_that_is_not_text_is_invalid(tmp_path: Path) -> None:
+    from roads.store import checkpoint
+
+    floor = Floor(tmp_path / "store")
+    floor.open_shoe("T1", "S1")
+    floor.close("T1")
+    root = floor.store.root
+    [point] = checkpoint.read(root / "checkpoints" / "checkpoints.jsonl")
+    forged = checkpoint.Checkpoint(point.seq, point.hash, point.at, point.key,
+                                   123)  # type: ignore[arg-type]  # as a bundle's JSON holds
+    problem = checkpoint.check([forged], (root / checkpoint.PUBLIC).read_bytes(),
+                               lambda seq: point.hash, point.seq)
+    assert problem == f"checkpoint 1 (event {point.seq}) has an invalid signature"
