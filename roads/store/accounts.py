@@ -147,11 +147,11 @@ def _live_logins(events: list[Event]) -> set[str]:
     for e in events:
         p = e.payload
         if e.kind == "login" and "credential" in p:
-            live[p["credential"]] = p.get("user")
+            live[p["credential"]] = str(p.get("user"))
         elif e.kind == "logout" and "credential" in p:
             live.pop(p["credential"], None)
         elif e.kind == "user_changed" and p.get("change") in _ENDS_SESSIONS:
-            live = {d: u for d, u in live.items() if u != p.get("user")}
+            live = {d: u for d, u in live.items() if u != str(p.get("user"))}
     return set(live)
 
 
