@@ -358,7 +358,7 @@ def quote_problem(path: Path) -> tuple[int, str] | None:
     took a Python step each for), so even a file-long open quote is read at regex speed. A
     UTF-8 byte-order mark before the first field is no part of it (the readers skip it)."""
     sep = separator(path).encode()
-    field = b'(?:"(?:[^"]|"")*"|[^"%s\r\n]*)' % re.escape(sep)
+    field = b'(?:"[^"]*(?:""[^"]*)*"|[^"%s\r\n]*)' % re.escape(sep)  # one step per "" pair
     whole = re.compile(b"%s(?:%s%s)*\r?\n?" % (field, re.escape(sep), field))
     unquoted = re.compile(b'[^"%s\r\n]*' % re.escape(sep))
     inside = re.compile(b'[^"]*(?:""[^"]*)*')  # a quoted field's text, to its closing quote
