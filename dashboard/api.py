@@ -11,7 +11,6 @@ request) is 409; posting a coup that is already stored is idempotent (200, ``cre
 """
 
 
-import secrets
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Path, Request
@@ -19,6 +18,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from dashboard.context import Context
+from dashboard.limits import same_token
 from roads.board import Board
 from roads.errors import InputError
 from roads.ingest.sources import CorrectionIn, CoupIn, DecisionIn, ShoeIn, from_api
@@ -67,7 +67,7 @@ def authenticate(ctx: Context, request: Request, authorization: str | None) -> A
                             headers={"WWW-Authenticate": "Bearer"})
     session = ctx.auth.session(request.cookies.get(SESSION_COOKIE))
     if session is not None:
-        if not secrets.compare_digest(request.headers.get("x-csrf-token", ""), session.csrf):
+        if not same_token(request.headers.get("x-csrf-token", ""), session.csrf):
             raise HTTPException(403, "missing or wrong CSRF token")
         return Actor.user(session.user, session.role)
     raise HTTPException(401, "missing bearer key, token or session",

@@ -21,6 +21,7 @@ import contextlib
 import json
 import os
 import re
+import secrets
 import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -359,3 +360,11 @@ def form_fields(body: bytes, what: str, max_fields: int) -> dict[str, str]:
     except ValueError:
         raise ValueError(f"{what} has more than {max_fields} fields") from None
     return {k: v[0] for k, v in pairs.items()}
+
+
+def same_token(given: str, expected: str) -> bool:
+    """Whether a client's CSRF token is ``expected``, in constant time. The client's text is
+    compared as UTF-8 bytes: ``secrets.compare_digest`` refuses ``str`` with non-ASCII
+    characters by raising, which turned a form or header holding one into a 500."""
+    return secrets.compare_digest(given.encode("utf-8", "surrogatepass"),
+                                  expected.encode("utf-8", "surrogatepass"))

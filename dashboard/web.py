@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, quote, urlencode
+from urllib.parse import quote, urlencode
 
 from fastapi import APIRouter, HTTPException, Request, WebSocket
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
@@ -33,7 +33,14 @@ from dashboard.audit_page import AuditQuery, audit_view
 from dashboard.context import Context
 from dashboard.history_page import HistoryQuery, history_view
 from dashboard.i18n import LANGUAGES, labels, language
-from dashboard.limits import SESSION_COOKIE, LoginBusy, LoginGate, form_fields, json_object
+from dashboard.limits import (
+    SESSION_COOKIE,
+    LoginBusy,
+    LoginGate,
+    form_fields,
+    json_object,
+    same_token,
+)
 from dashboard.listing import FilterError
 from dashboard.pages import NAVIGATION
 from roads.audit.bundle import Slice, export_bundle
@@ -53,6 +60,8 @@ LOGIN_COOKIE = "roads_login_csrf"
 LOGIN_FIELDS = 8
 #: The export form's fields (what a refused export hands back to the form).
 EXPORT_FIELDS = ("table", "shoe", "date", "from", "to", "pdf", "xlsx", "page")
+#: Fields an export form may post (its own, the CSRF token, room for a browser's blanks).
+EXPORT_FORM_FIELDS = 32
 #: Columns of the operator screen's mini Big Road: the newest of the shoe.
 MINI_ROAD_COLUMNS = 24
 
@@ -83,7 +92,7 @@ def _require(ctx: Context, request: Request, permission: str) -> Session:
     session = _session(ctx, request)
     if session is None:
         raise HTTPException(401, "log in first")
-    if not secrets.compare_digest(request.headers.get("x-csrf-token", ""), session.csrf):
+    if not same_token(request.headers.get("x-csrf-token", ""), session.csrf):
         raise HTTPException(403, "missing or wrong CSRF token")
     if not session.can(permission):
         raise HTTPException(403, f"role {session.role} may not {permission.replace('_', ' ')}")
@@ -196,7 +205,7 @@ def web_router(ctx: Context) -> APIRouter:
         if not target.startswith("/") or target.startswith("//"):
             target = "/"  # no open redirects
         cookie = request.cookies.get(LOGIN_COOKIE, "")
-        if not cookie or not secrets.compare_digest(cookie, form.get("csrf", "")):
+        if not cookie or not same_token(form.get("csrf", ""), cookie):
             return RedirectResponse(f"/login?next={quote(target)}&error="
                                     + quote("The form expired; please try again."), 303)
         address = request.client.host if request.client else ""
@@ -327,8 +336,11 @@ def web_router(ctx: Context) -> APIRouter:
         session = _session(ctx, request)
         if session is None:
             raise HTTPException(401, "log in first")
-        form = {k: v[0] for k, v in parse_qs((await request.body()).decode()).items()}
-        if not secrets.compare_digest(form.get("csrf", ""), session.csrf):
+        try:
+            form = form_fields(await request.body(), "the export form", EXPORT_FORM_FIELDS)
+        except ValueError as exc:
+            raise HTTPException(400, str(exc)) from None
+        if not same_token(form.get("csrf", ""), session.csrf):
             raise HTTPException(403, "missing or wrong CSRF token")
         if not session.can("audit"):
             raise HTTPException(403, "exports are for auditors")

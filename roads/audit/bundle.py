@@ -369,7 +369,11 @@ def export_bundle(store: Store, what: Slice, out: Path, exported_by: str,
         raise InputError(f"page format must be A4 or Letter (got {page_format!r})")
     if out.exists() and any(out.iterdir()):
         raise InputError(f"{out}: the bundle directory must be new or empty")
-    point = store.checkpoint()  # the head this bundle is cut at, signed
+    point = store.sign_head()  # the head this bundle is cut at, signed
+    if point is None:
+        raise InputError(f"{store.root}: the store's checkpoints are missing, so its journal "
+                         "cannot be signed for a bundle: `roads store verify` names what is "
+                         "uncovered")
     shoes = _shoes_of(store, what)
     keys = {(str(t), str(s)) for t, s in shoes.select(*SHOE_KEY).iter_rows()}
     if not keys:
@@ -463,7 +467,7 @@ def export_bundle(store: Store, what: Slice, out: Path, exported_by: str,
     store.journal.append("data_exported", what.table_id or SYSTEM, what.shoe_id,
                          {"parameters": manifest["parameters"], "data_digest": digest,
                           "coups": rows, "signed": key_file is not None}, exported_by)
-    store.checkpoint()
+    store.sign_head()
     return manifest
 
 

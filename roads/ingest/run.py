@@ -334,7 +334,10 @@ def ingest(paths: list[Path], store: Store, options: ReadOptions, rules: RuleSet
     run_id = datetime.now(UTC).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
     missing = [p for p in paths if not p.is_file()]
     if missing:
-        raise InputError(f"{missing[0]}: no such file")
+        what = ("is a directory; name the files in it" if missing[0].is_dir() else
+                "is not a regular file (a pipe or a device); save it to a file first"
+                if missing[0].exists() else "no such file")
+        raise InputError(f"{missing[0]}: {what}")
     files: list[dict[str, Any]] = []
     quarantine: list[pl.DataFrame] = []
     flags: list[pl.DataFrame] = []

@@ -240,14 +240,32 @@ def _applied(db: sqlite3.Connection) -> Applied:
                    -min((s for s in seqs if s <= 0), default=-(2**62)))
 
 
+#: Changes to a user that end every session they have (``Auth`` deletes the rows).
+_ENDS_SESSIONS = ("password", "disabled")
+
+
+def _live_logins(events: list[Event]) -> set[str]:
+    """The session digests of logins nothing has ended since: not a logout of that row, nor
+    a password change or disabling of its user (which delete the user's sessions without a
+    logout event each: a row put back after them would otherwise pass)."""
+    live: dict[str, str] = {}  # session digest -> user
+    for e in events:
+        p = e.payload
+        if e.kind == "login" and "credential" in p:
+            live[p["credential"]] = str(p.get("user"))
+        elif e.kind == "logout" and "credential" in p:
+            live.pop(p["credential"], None)
+        elif e.kind == "user_changed" and p.get("change") in _ENDS_SESSIONS:
+            live = {d: u for d, u in live.items() if u != str(p.get("user"))}
+    return set(live)
+
+
 def _sessions(rows: list[tuple[Any, ...]], events: list[Event]) -> list[tuple[str, str]]:
-    """Session rows no login event recorded, or whose logout was journaled (a row put back
-    after its logout); a row an older login made, without a digest, is trusted until it
-    could have expired."""
+    """Session rows no login event recorded, or that something journaled has ended since (a
+    row put back after its logout, or after its user's password change or disabling); a row
+    an older login made, without a digest, is trusted until it could have expired."""
     logins = [e for e in events if e.kind == "login"]
-    recorded = ({e.payload["credential"] for e in logins if "credential" in e.payload}
-                - {e.payload["credential"] for e in events
-                   if e.kind == "logout" and "credential" in e.payload})
+    recorded = _live_logins(events)
     undigested = [e.at for e in logins if "credential" not in e.payload]
     trusted_until = (datetime.fromisoformat(max(undigested)) + timedelta(hours=SESSION_HOURS)
                      if undigested else None)
@@ -262,7 +280,8 @@ def _sessions(rows: list[tuple[Any, ...]], events: list[Event]) -> list[tuple[st
             older = False
         if not older:
             problems.append((f"{FILE} sessions name={name}",
-                             "no login event recorded this session (or it was logged out)"))
+                             "no login event recorded this session (or it was logged out, "
+                             "or its user's password changed or disabled since)"))
     return problems
 
 

@@ -198,7 +198,10 @@ def check(points: list[Checkpoint], public_pem: bytes, head_of: Any,
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
     from cryptography.hazmat.primitives.serialization import load_pem_public_key
 
-    key = load_pem_public_key(public_pem)
+    try:
+        key = load_pem_public_key(public_pem)
+    except (ValueError, TypeError):  # a damaged key file: named, never a traceback
+        return "the checkpoint key does not read as a PEM public key"
     if not isinstance(key, Ed25519PublicKey):
         return "the checkpoint key is not an Ed25519 public key"
     mine = fingerprint(public_pem)
@@ -208,7 +211,7 @@ def check(points: list[Checkpoint], public_pem: bytes, head_of: Any,
             return f"checkpoint {n} (event {point.seq}) was signed with another key"
         try:
             key.verify(bytes.fromhex(point.signature), point.message())
-        except (InvalidSignature, ValueError):
+        except (InvalidSignature, ValueError, TypeError):  # TypeError: not text (a bundle's)
             return f"checkpoint {n} (event {point.seq}) has an invalid signature"
         if point.seq < previous:
             return f"checkpoint {n} goes back to event {point.seq} after event {previous}"

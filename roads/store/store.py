@@ -407,23 +407,34 @@ class Store:
             (self.root / str(w.hidden)).unlink(missing_ok=True)
         faults.point("store:committed")
         if sign:
-            self.checkpoint()
+            self.sign_head()
         return event
 
     def checkpoint(self, marker: str | None = None) -> checkpoint.Checkpoint:
-        """Sign the journal's head (``marker``: see :func:`checkpoint.write`'s ``store``)."""
+        """Sign the journal's head, whatever precedes it (``marker``: see
+        :func:`checkpoint.write`'s ``store``; the store's own writes sign through
+        :meth:`sign_head`, which does not cover up removed checkpoints)."""
         return checkpoint.write(self.root, self.journal, marker)
+
+    def sign_head(self) -> Checkpoint | None:
+        """Sign the head after a write, unless the checkpoints were removed: with no
+        checkpoint at all, only a journal holding a single file event (the store's first
+        write) is signed. More means the checkpoint file was deleted, and signing would
+        cover the cut or re-chained journal behind it, which ``store verify`` names
+        instead (None is returned and nothing is signed)."""
+        if checkpoint.newest(self.root / checkpoint.DIRECTORY / checkpoint.FILE) is None \
+                and self.journal.count_after(FILE_KINDS, 0) > 1:
+            return None
+        return self.checkpoint()
 
     def sign_interrupted(self) -> Checkpoint | None:
         """Sign the head when file events follow the newest checkpoint: a write killed
-        between its commit and its checkpoint. With no checkpoint at all only a single
-        such event is signed (a first write killed there); more means the checkpoints were
-        removed, which ``store verify`` names rather than this covering it up."""
+        between its commit and its checkpoint (as :meth:`sign_head`, never over removed
+        checkpoints)."""
         newest = checkpoint.newest(self.root / checkpoint.DIRECTORY / checkpoint.FILE)
-        unsigned = self.journal.count_after(FILE_KINDS, 0 if newest is None else newest.seq)
-        if unsigned == 0 or (newest is None and unsigned > 1):
+        if self.journal.count_after(FILE_KINDS, 0 if newest is None else newest.seq) == 0:
             return None
-        return self.checkpoint()
+        return self.sign_head()
 
     def parts_by_day(self, coups: pl.DataFrame, shoes: pl.DataFrame | None, kind: str,
                      ids: Sequence[str], metadata: dict[str, Any],

@@ -1,0 +1,114 @@
+"""A deleted checkpoint file stays named: none of the store's own later writes (a seal, an
+import's sweep, an export) signs the head over the cut or re-chained journal behind it."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from roads.audit.bundle import Slice, export_bundle
+from roads.errors import InputError
+from roads.store import Store
+from roads.store.verify import verify
+from tests.floor import Floor
+
+
+def _cut_to_seals(root: Path, keep: int) -> None:
+    """What an attacker without the signing key does: keep the first ``keep`` seals, delete
+    every later event, file and catalogue row, and the checkpoint file."""
+    seals = Store.open(root).journal.of_kinds(("shoe_sealed",))
+    last = seals[keep - 1].seq
+    db = sqlite3.connect(root / "journal.sqlite")
+    db.executescript("DROP TRIGGER events_no_update; DROP TRIGGER events_no_delete;"
+                     f"DELETE FROM events WHERE seq > {last};"
+                     f"DELETE FROM catalog WHERE seq > {last};")
+    for seal in seals[keep:]:
+        for item in seal.payload["files"]:
+            for table in ("catalog_shoes", "shoe_index"):
+                db.execute(f"DELETE FROM {table} WHERE path = ?", (item["path"],))
+            (root / item["path"]).unlink()
+    db.commit()
+    db.close()
+    (root / "checkpoints" / "checkpoints.jsonl").unlink()
+
+
+@pytest.fixture
+def cut(tmp_path: Path) -> Path:
+    floor = Floor(tmp_path / "store")
+    for shoe in ("S1", "S2", "S3"):
+        floor.open_shoe("T1", shoe)
+        floor.coups("T1", "BPPBT")
+        floor.close("T1")
+    assert verify(floor.store).ok
+    _cut_to_seals(floor.store.root, 2)
+    return floor.store.root
+
+
+def _uncovered(root: Path) -> list[str]:
+    return [p["detail"] for p in verify(Store.open(root)).problems if p["kind"] == "checkpoint"]
+
+
+def test_the_next_seal_does_not_sign_over_removed_checkpoints(cut: Path) -> None:
+    [detail] = _uncovered(cut)
+    assert "no checkpoint at all" in detail
+    floor = Floor(Store.open(cut))
+    floor.open_shoe("T2", "X1")
+    floor.coups("T2", "B")
+    floor.close("T2")  # sealed: before, its checkpoint signed the cut head
+    [detail] = _uncovered(cut)
+    assert "no checkpoint at all" in detail and "3 file event(s)" in detail
+
+
+def test_an_export_refuses_to_sign_over_removed_checkpoints(cut: Path, tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="checkpoints are missing"):
+        export_bundle(Store.open(cut), Slice("T1", "S1"), tmp_path / "bundle", "auditor")
+    assert _uncovered(cut)
+    assert not (cut / "checkpoints" / "checkpoints.jsonl").exists()
+
+
+def test_a_first_write_still_signs(tmp_path: Path) -> None:
+    floor = Floor(tmp_path / "store")
+    floor.open_shoe("T1", "S1")
+    floor.coups("T1", "BP")
+    floor.close("T1")
+    assert verify(floor.store).ok
+    assert (floor.store.root / "checkpoints" / "checkpoints.jsonl").read_text().count("\n") == 1
+
+
+def test_a_damaged_public_key_is_named_not_a_traceback(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from roads.cli import main
+
+    floor = Floor(tmp_path / "store")
+    floor.open_shoe("T1", "S1")
+    floor.coups("T1", "BP")
+    floor.close("T1")
+    anchor = tmp_path / "anchor.jsonl"
+    anchor.write_bytes((floor.store.root / "checkpoints" / "checkpoints.jsonl").read_bytes())
+    (floor.store.root / "keys" / "store-ed25519.pub").write_text("garbage")
+    result = CliRunner().invoke(main, ["store", "verify", "--store", str(floor.store.root),
+                                       "--anchor", str(anchor), "--quiet"])
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit)
+    assert "does not read as a PEM public key" in result.output
+    problems = [p for p in verify(Store.open(floor.store.root), anchor=anchor).problems
+                if p["kind"] == "checkpoint"]
+    assert [p["where"] for p in problems] == ["anchor anchor.jsonl", "checkpoints.jsonl"]
+    assert all("does not read as a PEM public key" in p["detail"] for p in problems)
+
+
+def test_a_signature_that_is_not_text_is_invalid(tmp_path: Path) -> None:
+    from roads.store import checkpoint
+
+    floor = Floor(tmp_path / "store")
+    floor.open_shoe("T1", "S1")
+    floor.close("T1")
+    root = floor.store.root
+    [point] = checkpoint.read(root / "checkpoints" / "checkpoints.jsonl")
+    forged = checkpoint.Checkpoint(point.seq, point.hash, point.at, point.key,
+                                   123)  # type: ignore[arg-type]  # as a bundle's JSON holds
+    problem = checkpoint.check([forged], (root / checkpoint.PUBLIC).read_bytes(),
+                               lambda seq: point.hash, point.seq)
+    assert problem == f"checkpoint 1 (event {point.seq}) has an invalid signature"
