@@ -22,7 +22,7 @@ from roads.ingest import bounds
 from roads.ingest.entry import CoupEntry
 from roads.rules import PRESETS, RulesError, RuleSet
 from roads.store import Event, Selection, Store
-from roads.store.journal import Action, GroupCommitter
+from roads.store.journal import SERVER_HEAP_BYTES, Action, GroupCommitter, limit_heap
 from roads.tables import actions
 from roads.tables.actions import LiveError, Posted
 from roads.tables.open_shoes import OpenShoes
@@ -192,7 +192,11 @@ def open_service(root: Path, settings: Settings | None = None, create: bool = Fa
     """The service over the store at ``root`` (made when ``create``; else it must exist).
 
     ``group_commit``: concurrent writers share commits (a server's request threads: one
-    fsync per commit instead of one per coup, each answer still after its own commit)."""
+    fsync per commit instead of one per coup, each answer still after its own commit); the
+    process's SQLite caches are then bounded too (:data:`SERVER_HEAP_BYTES`: a connection
+    per request thread each filled its own cache as the journal grew)."""
+    if group_commit:
+        limit_heap(SERVER_HEAP_BYTES)
     store = Store.create(root) if create else Store.open(root)
     return TableService(store, settings, GroupCommitter(store.journal) if group_commit else None)
 

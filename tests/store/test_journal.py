@@ -404,3 +404,28 @@ def test_a_link_hashes_its_header_as_canonical_json(seq: int, table_id: str,
     header = canonical([seq, table_id, shoe_id, body])
     assert link_hash(GENESIS, seq, table_id, shoe_id, body) == hashlib.sha256(
         f"{GENESIS}\n{header}".encode()).hexdigest()
+
+
+def test_a_servers_service_bounds_the_processs_sqlite_caches(tmp_path: Path) -> None:
+    """A connection per request thread, each with its own page cache, grew a server for as
+    long as the journal grew: a server's service (group commit) sets SQLite's process-wide
+    soft heap limit (what it saves is measured by the soak, benchmarks.floor)."""
+    import sqlite3
+
+    from roads.store.journal import SERVER_HEAP_BYTES
+    from roads.tables import open_service
+
+    def limit() -> int:
+        db = sqlite3.connect(":memory:")
+        try:
+            return int(db.execute("PRAGMA soft_heap_limit").fetchone()[0])
+        finally:
+            db.close()
+
+    before = limit()
+    try:
+        service = open_service(tmp_path / "store", create=True, group_commit=True)
+        assert limit() == SERVER_HEAP_BYTES
+        service.journal.close()
+    finally:
+        sqlite3.connect(":memory:").execute(f"PRAGMA soft_heap_limit={before}")
