@@ -828,15 +828,18 @@ def store_verify_cmd(store: Path, deep: bool, anchor: Path | None, as_json: bool
     early.read_keys()  # (pyarrow imports here; the files' keys are read beside polars')
     from roads.store.verify import verify
 
-    s = open_store(store)
-    if quiet or as_json:  # no bar: tqdm's import alone is a tenth of a second
-        report = verify(s, deep=deep, anchor=anchor, early=early)
-    else:
-        from tqdm import tqdm
+    try:
+        s = open_store(store)
+        if quiet or as_json:  # no bar: tqdm's import alone is a tenth of a second
+            report = verify(s, deep=deep, anchor=anchor, early=early)
+        else:
+            from tqdm import tqdm
 
-        with tqdm(unit="coup", unit_scale=True, file=sys.stderr, desc="verifying") as bar:
-            report = verify(s, deep=deep, progress=bar.update, anchor=anchor, early=early)
-    early.close()
+            with tqdm(unit="coup", unit_scale=True, file=sys.stderr, desc="verifying") as bar:
+                report = verify(s, deep=deep, progress=bar.update, anchor=anchor,
+                                early=early)
+    finally:
+        early.close()  # (an error must not leave the exit waiting on the read-ahead)
     if as_json:
         _emit_json(report.to_json())
     elif report.ok:

@@ -398,6 +398,9 @@ def quote_problem(path: Path) -> tuple[int, str] | None:
     return (opened, "a quoted field opens on this line and is never closed") if opened else None
 
 
+_QUOTED_VALUE = re.compile(r'could not parse `[^`]*"')
+
+
 def not_csv(path: Path, exc: Exception) -> str:
     """One line for a file polars could not read as CSV: the line where its quoting breaks
     (:func:`quote_problem`) or else polars' byte offset, and what polars found, without its
@@ -405,7 +408,9 @@ def not_csv(path: Path, exc: Exception) -> str:
     `roads` user can set), control characters escaped."""
     text = str(exc)
     problem = quote_problem(path)
-    if problem is not None:
+    # polars' complaint is about quoting when the value it could not take holds a quote
+    about_quotes = "escaped" in text or _QUOTED_VALUE.search(text) is not None
+    if problem is not None and about_quotes:
         line, why = problem
         return f"{path} line {line:,}: cannot be read as CSV: {why} (nothing was stored; " \
             "quote the whole field, doubling quotes inside it, or remove the quote)"
@@ -414,8 +419,10 @@ def not_csv(path: Path, exc: Exception) -> str:
              for part in _POLARS_ADVICE.sub("\n\n", text).replace("```", "").split("\n\n")]
     words = "; ".join(dict.fromkeys(p for p in parts if p))
     where = f" (near byte {int(offset.group(1)):,})" if offset else ""
+    also = "" if problem is None else \
+        f"; its quoting also breaks on line {problem[0]:,}: {problem[1]}"
     return f"{path}: cannot be read as CSV{where}: " + \
-        words.encode("unicode_escape").decode("ascii")
+        (words + also).encode("unicode_escape").decode("ascii")
 
 
 def _read_text_csv(path: Path, rows: int | None = None) -> pl.DataFrame:

@@ -171,9 +171,11 @@ def interrupted(table: str, ident: str, found: dict[str, Any] | None, done: Repl
     if last is None or not applied.pending(last[0].seq) or not _same(found, last[1]):
         return None
     event = last[0]
+    # `applied` lives in auth.sqlite beside the row: an edit of both reads the same way
     return (f"left by a write interrupted between its journal event {event.seq} "
             f"({event.kind}) and this row, which is as it was before it "
-            f"({_REPAIR.get(event.kind, 'run the command again')})")
+            f"({_REPAIR.get(event.kind, 'run the command again')}; if no command was "
+            "killed, the row and its applied record were edited)")
 
 
 def disagreements(root: Path, events_of: Callable[[], Iterable[Event]]

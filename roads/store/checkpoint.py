@@ -13,6 +13,7 @@ machine: ``docs/compliance.md``.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import functools
 import hashlib
@@ -141,8 +142,8 @@ def write(root: Path, journal: Journal, store: str | None = None) -> Checkpoint:
     with path.open("a", encoding="utf-8") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)  # released when the file closes
         if store is None:
-            last = None if fresh else newest(path)
-            store = last.store if last is not None and last.store else marker_digest(root)
+            store = None if fresh else signed_marker(path)
+            store = store or marker_digest(root)
         seq, head = journal.head()
         at = now_utc()
         signature = _private_key(root).sign(signed_message(seq, head, at, store)).hex()
@@ -153,6 +154,22 @@ def write(root: Path, journal: Journal, store: str | None = None) -> Checkpoint:
     if fresh:
         fsync_dir(path.parent)
     return point
+
+
+def signed_marker(path: Path) -> str | None:
+    """The ``store.json`` digest the newest checkpoint carrying one signed, or None (no
+    checkpoint carries one: a store from before). The last line usually carries it; only
+    when it does not (or does not parse) are the earlier lines read, so an unreadable last
+    line never lets the file as it is now be taken for the signed one."""
+    last = newest(path)
+    if last is not None and last.store:
+        return last.store
+    found = None
+    with contextlib.suppress(OSError):
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            with contextlib.suppress(ValueError, TypeError, KeyError, AttributeError):
+                found = Checkpoint.from_json(json.loads(line)).store or found
+    return found
 
 
 def read(path: Path) -> list[Checkpoint]:

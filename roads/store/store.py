@@ -258,23 +258,28 @@ class Store:
             text = json.dumps({
                 "format": FORMAT, "schema_version": SCHEMA_VERSION, "purpose": purpose,
                 "created_at": datetime.now(UTC).isoformat(timespec="seconds")}, indent=2)
-            store.checkpoint(hashlib.sha256(text.encode()).hexdigest())
+            # signed as every write signs (never over removed checkpoints: then nothing is
+            # signed, and verify goes on naming them)
+            store.sign_head(hashlib.sha256(text.encode()).hexdigest())
             faults.point("store:marker-signed")
             publish_text(root / MARKER, text)
         return store
 
     @property
     def purpose(self) -> str:
-        """What ``store.json`` says the store is for, when it is the file the newest
-        checkpoint signed (an edited one says nothing: a real store relabelled ``demo``
-        is not the demo's)."""
+        """What ``store.json`` says the store is for, when it is the file the checkpoints
+        signed (:func:`checkpoint.signed_marker`; an edited one, or one of a store whose
+        checkpoints were removed, says nothing: a real store relabelled ``demo`` is not
+        the demo's)."""
         try:
             data = (self.root / MARKER).read_bytes()
         except OSError:
             return ""
-        signed = checkpoint.newest(self.root / checkpoint.DIRECTORY / checkpoint.FILE)
-        if signed is not None and signed.store and \
-                hashlib.sha256(data).hexdigest() != signed.store:
+        points = self.root / checkpoint.DIRECTORY / checkpoint.FILE
+        signed = checkpoint.signed_marker(points)
+        if signed is None and not points.exists() and self.journal.head()[0] > 0:
+            return ""  # checkpoints removed: nothing vouches for the file
+        if signed is not None and hashlib.sha256(data).hexdigest() != signed:
             return ""
         try:
             return str(json.loads(data).get("purpose", ""))
@@ -389,6 +394,8 @@ class Store:
                 return done
             for w in hidden:
                 _publish(self.root, w)
+            if hidden:
+                faults.point("seal:published")  # renamed, not yet committed
             for kind_before, table_before, shoe_before, payload_before in before:
                 tx.append(kind_before, table_before, shoe_before, payload_before, actor)
             if before:
@@ -416,7 +423,7 @@ class Store:
         :meth:`sign_head`, which does not cover up removed checkpoints)."""
         return checkpoint.write(self.root, self.journal, marker)
 
-    def sign_head(self) -> Checkpoint | None:
+    def sign_head(self, marker: str | None = None) -> Checkpoint | None:
         """Sign the head after a write, unless the checkpoints were removed: with no
         checkpoint at all, only a journal holding a single file event (the store's first
         write) is signed. More means the checkpoint file was deleted, and signing would
@@ -425,7 +432,7 @@ class Store:
         if checkpoint.newest(self.root / checkpoint.DIRECTORY / checkpoint.FILE) is None \
                 and self.journal.count_after(FILE_KINDS, 0) > 1:
             return None
-        return self.checkpoint()
+        return self.checkpoint(marker)
 
     def sign_interrupted(self) -> Checkpoint | None:
         """Sign the head when file events follow the newest checkpoint: a write killed
@@ -502,15 +509,16 @@ class Store:
                 source, durable=False, contents=contents, hidden=True)
             faults.point("seal:files-written")
             written = _synced(self.root, written)
-            return self.commit("shoe_sealed", written, {"coups": len(coups)}, actor,
-                               table_id, shoe_id, run=run,
-                               unless=lambda tx: tx.last(table_id, ("shoe_sealed",), shoe_id))
         except FileNotFoundError:  # a recovery sealed it meanwhile and took our temporaries
             sealed = next((e for e in self.journal.events(table_id, shoe_id)
                            if e.kind == "shoe_sealed"), None)
             if sealed is None:
                 raise
             return sealed
+        # outside the try: a file missing later (the signing key) is an error, not a seal
+        return self.commit("shoe_sealed", written, {"coups": len(coups)}, actor, table_id,
+                           shoe_id, run=run,
+                           unless=lambda tx: tx.last(table_id, ("shoe_sealed",), shoe_id))
 
     def unsealed_closed(self) -> list[tuple[str, str]]:
         """Closed shoes whose seal did not complete (e.g. after a crash)."""
@@ -723,6 +731,16 @@ def _publish(root: Path, written: Written) -> None:
             raise
 
 
+def _created(path: Path) -> io.BufferedWriter:
+    """``path`` opened to write, its folder made again if a sweep removed it as empty
+    between our ``mkdir`` and this open (a purge's sweep beside a sealing server)."""
+    try:
+        return open(path, "wb")
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return open(path, "wb")
+
+
 def _write(path: Path, frame: pl.DataFrame | pa.Table, meta: dict[str, str],
            durable: bool = True, publish: bool = True) -> tuple[str, int, Path]:
     """One part file, published atomically; returns its SHA-256, size and where it is.
@@ -746,7 +764,7 @@ def _write(path: Path, frame: pl.DataFrame | pa.Table, meta: dict[str, str],
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = temporary_name(path)
     try:
-        with open(tmp, "wb") as fh:
+        with _created(tmp) as fh:
             fh.write(data)
             if durable:
                 fh.flush()

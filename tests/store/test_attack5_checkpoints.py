@@ -3,6 +3,7 @@ import's sweep, an export) signs the head over the cut or re-chained journal beh
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -74,7 +75,9 @@ def test_a_first_write_still_signs(tmp_path: Path) -> None:
     floor.coups("T1", "BP")
     floor.close("T1")
     assert verify(floor.store).ok
-    assert (floor.store.root / "checkpoints" / "checkpoints.jsonl").read_text().count("\n") == 1
+    lines = (floor.store.root / "checkpoints" / "checkpoints.jsonl").read_text().splitlines()
+    # the store's creation signs the empty journal (and store.json), its first seal the seal
+    assert [json.loads(line)["seq"] for line in lines] == [0, floor.store.journal.head()[0]]
 
 
 def test_a_damaged_public_key_is_named_not_a_traceback(tmp_path: Path) -> None:
@@ -106,9 +109,21 @@ def test_a_signature_that_is_not_text_is_invalid(tmp_path: Path) -> None:
     floor.open_shoe("T1", "S1")
     floor.close("T1")
     root = floor.store.root
-    [point] = checkpoint.read(root / "checkpoints" / "checkpoints.jsonl")
+    point = checkpoint.read(root / "checkpoints" / "checkpoints.jsonl")[-1]  # the seal's
     forged = checkpoint.Checkpoint(point.seq, point.hash, point.at, point.key,
                                    123)  # type: ignore[arg-type]  # as a bundle's JSON holds
     problem = checkpoint.check([forged], (root / checkpoint.PUBLIC).read_bytes(),
                                lambda seq: point.hash, point.seq)
     assert problem == f"checkpoint 1 (event {point.seq}) has an invalid signature"
+
+
+def test_rewriting_store_json_does_not_sign_over_removed_checkpoints(cut: Path) -> None:
+    """Deleting store.json as well made the next writing command (Store.create writes it
+    again) sign the cut head with the store's own key."""
+    (cut / "store.json").unlink()
+    store = Store.create(cut)  # what `roads ingest` and every writing command do first
+    assert (cut / "store.json").exists()
+    assert not (cut / "checkpoints" / "checkpoints.jsonl").exists()
+    details = _uncovered(cut)
+    assert details and all("no checkpoint at all" in d for d in details), details
+    assert store.purpose == ""  # nothing vouches for the file written now

@@ -428,4 +428,6 @@ def test_a_servers_service_bounds_the_processs_sqlite_caches(tmp_path: Path) -> 
         assert limit() == SERVER_HEAP_BYTES
         service.journal.close()
     finally:
-        sqlite3.connect(":memory:").execute(f"PRAGMA soft_heap_limit={before}")
+        db = sqlite3.connect(":memory:")
+        db.execute(f"PRAGMA soft_heap_limit={before}")
+        db.close()

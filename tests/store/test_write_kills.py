@@ -185,6 +185,24 @@ def test_a_seal_killed_after_its_files_are_written(pristine: Path, tmp_path: Pat
     _recovered(root, sealed_whole)
 
 
+def test_a_seal_killed_after_publishing_before_its_commit(pristine: Path, tmp_path: Path,
+                                                          sealed_whole: Whole) -> None:
+    """Killed inside the commit's transaction, after its files were renamed to their names:
+    the transaction is rolled back, so the shoe is closed and not sealed (read from the
+    journal) while its two files stand under their names, each named by `store verify` as
+    no journal event's; the recovery's seal replaces them with its own and journals them."""
+    root = tmp_path / "store"
+    store = _seal_killed(pristine, root, "seal:published")
+    assert store.unsealed_closed() == [("L2", "S1")]
+    _assert_reads(store, sealed_whole[0])
+    published = sorted(set(data_files(root)) - set(data_files(pristine)))
+    assert published == sealed_whole[2] and temporary_files(root) == []
+    left = _leftovers(store)
+    assert sorted(left) == published
+    assert all("no committed journal event names this file" in d for d in left.values())
+    _recovered(root, sealed_whole)
+
+
 def test_a_seal_killed_while_writing_a_file(pristine: Path, tmp_path: Path,
                                             sealed_whole: Whole) -> None:
     """Killed with a file written under its temporary name (the other, on the second part
@@ -346,3 +364,16 @@ def test_any_bulk_writer_removes_what_a_killed_purge_left(pristine: Path, tmp_pa
     assert not any((root / p).exists() for p in partitions)
     report = verify(store, deep=True)
     assert report.ok, report.problems
+
+
+def test_a_part_folder_removed_under_a_writer_is_made_again(tmp_path: Path) -> None:
+    """A purge's sweep removes partitions it leaves empty; a seal beside it that had just
+    made the same folder writes its temporary there all the same."""
+    from roads.store.store import _created
+
+    folder = tmp_path / "coups" / "date=2026-12-02"
+    folder.mkdir(parents=True)
+    folder.rmdir()  # the sweep, between the seal's mkdir and its open
+    with _created(folder / ".tmp-x-part.parquet") as fh:
+        fh.write(b"PAR1")
+    assert (folder / ".tmp-x-part.parquet").read_bytes() == b"PAR1"
