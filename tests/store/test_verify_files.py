@@ -143,6 +143,22 @@ def test_a_real_store_relabelled_as_the_demo_s_is_not_taken_for_it(store: Store)
         _demo_store(store.root)
 
 
+@pytest.mark.parametrize("hide", ["junk line", "no checkpoints"])
+def test_a_relabelled_store_is_not_believed_behind_damaged_checkpoints(store: Store,
+                                                                      hide: str) -> None:
+    """A garbled last checkpoint line, or no checkpoint file, used to leave the relabelled
+    file unchecked (the guard read only the last line)."""
+    points = store.root / "checkpoints" / "checkpoints.jsonl"
+    if hide == "junk line":
+        with points.open("a") as fh:
+            fh.write("not a checkpoint\n")
+    else:
+        points.unlink()
+    marker = store.root / "store.json"
+    marker.write_text(json.dumps({**json.loads(marker.read_text()), "purpose": "demo"}))
+    assert Store.open(store.root).purpose == ""
+
+
 def test_a_deleted_store_json_is_named(store: Store) -> None:
     (store.root / "store.json").unlink()
     assert _named(store)["store.json"][0] == "missing"
