@@ -15,7 +15,6 @@ with the Result column quoted (as some systems write every text field) take the 
 path, measured too so both figures are on record.
 """
 
-# ruff: noqa: E402  (polars is imported after its allocator setting)
 from __future__ import annotations
 
 import resource
@@ -26,9 +25,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from roads.ingest.allocation import keep_freed_pages
-
-keep_freed_pages()  # as `roads ingest` does, before polars loads
 import polars as pl
 
 from benchmarks.fresh import ROADS, launch

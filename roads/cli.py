@@ -389,9 +389,6 @@ def ingest_cmd(files: tuple[Path, ...], store: Path, fmt: str, table_id: str | N
     written to STORE/ingest/RUN.json, naming the columns nothing was read from. Exit 1 when
     anything was quarantined or conflicted.
     """
-    from roads.ingest.allocation import keep_freed_pages
-
-    keep_freed_pages()  # before polars loads (below): jemalloc reads it once
     from tqdm import tqdm
 
     from roads.ingest.readers import FIELDS, ReadOptions
