@@ -60,16 +60,21 @@ def _axis_title(text: str) -> dict[str, Any]:
     return {"title": {"text": text}}
 
 
-def shares_figure(stats: dict[str, Any]) -> dict[str, Any]:
-    """Outcome, pair and natural shares with 99% intervals against the exact expectation."""
+def share_items(stats: dict[str, Any]) -> list[tuple[str, dict[str, Any], str]]:
+    """(bar name, its measure, colour) of each share chart bar. Outcome-only coups carry no
+    pair or natural information: those bars are left out."""
     items = [("Banker", stats["outcomes"]["banker"], COLOURS["banker"]),
              ("Player", stats["outcomes"]["player"], COLOURS["player"]),
              ("Tie", stats["outcomes"]["tie"], COLOURS["tie"]),
              ("P pair", stats["pairs"]["player"], COLOURS["player"]),
              ("B pair", stats["pairs"]["banker"], COLOURS["banker"]),
              ("Natural", stats["naturals"], COLOURS["natural"])]
-    # Outcome-only coups carry no pair or natural information: leave those bars out.
-    items = [item for item in items if item[1].get("share") is not None]
+    return [item for item in items if item[1].get("share") is not None]
+
+
+def shares_figure(stats: dict[str, Any]) -> dict[str, Any]:
+    """Outcome, pair and natural shares with 99% intervals against the exact expectation."""
+    items = share_items(stats)
     names = [n for n, _, _ in items]
     bars = {"type": "bar", "x": names, "y": [m["share"] for _, m, _ in items],
             "marker": {"color": [c for _, _, c in items]}, "name": "observed",

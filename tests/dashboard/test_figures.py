@@ -8,7 +8,13 @@ import plotly.graph_objects as go
 import pytest
 
 from dashboard.api import stats_json
-from dashboard.figures import difference_figure, odds_figure, runs_figure, shares_figure
+from dashboard.figures import (
+    difference_figure,
+    odds_figure,
+    runs_figure,
+    share_items,
+    shares_figure,
+)
 from dashboard.pages import table_body
 from roads.engine import DealtShoe, deal_shoe
 from roads.ingest.entry import CoupEntry
@@ -94,13 +100,7 @@ def _title(text: str, detail: str) -> dict[str, Any]:
 
 
 def shares_object(stats: dict[str, Any]) -> go.Figure:
-    items = [("Banker", stats["outcomes"]["banker"], COLOURS["banker"]),
-             ("Player", stats["outcomes"]["player"], COLOURS["player"]),
-             ("Tie", stats["outcomes"]["tie"], COLOURS["tie"]),
-             ("P pair", stats["pairs"]["player"], COLOURS["player"]),
-             ("B pair", stats["pairs"]["banker"], COLOURS["banker"]),
-             ("Natural", stats["naturals"], COLOURS["natural"])]
-    items = [item for item in items if item[1].get("share") is not None]
+    items = share_items(stats)  # which bars: shared; how they are drawn: the oracle's
     names = [n for n, _, _ in items]
     share = [m["share"] for _, m, _ in items]
     fig = go.Figure()
