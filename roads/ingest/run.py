@@ -41,6 +41,7 @@ from roads.files import publish, publish_text, sha256
 from roads.ingest.chunks import Spill, chunked, remove_spill, spill_file
 from roads.ingest.chunks import sweep as sweep_spills
 from roads.ingest.fastcsv import parse_csv, read_bytes
+from roads.ingest.ragged import RAGGED_FIELD
 from roads.ingest.readers import (
     ReadOptions,
     check_header,
@@ -389,11 +390,13 @@ def ingest(paths: list[Path], store: Store, options: ReadOptions, rules: RuleSet
                 if out.kept is not None:
                     run.remember(out.kept)
                 rejected = pl.concat(out.rejected)
-                if fmt == "csv" and rejected["row"].drop_nulls().len():
-                    # CSV rows are kept verbatim under their own column names.
-                    verbatim = raw_rows(path, rejected["row"].drop_nulls().to_list())
-                    rejected = rejected.with_columns(
-                        pl.col("row").replace_strict(verbatim, default=None, return_dtype=pl.String)
+                whole_rows = rejected.filter(pl.col("field") != RAGGED_FIELD)["row"].drop_nulls()
+                if fmt == "csv" and whole_rows.len():
+                    # CSV rows are kept verbatim under their own column names (a ragged one
+                    # as its line: it has no name for a field past the header's).
+                    verbatim = raw_rows(path, whole_rows.to_list())
+                    rejected = rejected.with_columns(pl.when(pl.col("field") != RAGGED_FIELD).then(
+                        pl.col("row").replace_strict(verbatim, default=None, return_dtype=pl.String))
                         .fill_null(pl.col("raw")).alias("raw"))
                 quarantine.append(rejected)
                 flags += out.flags
