@@ -42,67 +42,61 @@ def _walk(data: np.ndarray, at: int, offset: int, sep: int, final: bool, state: 
           found: np.ndarray) -> tuple[int, int]:
     """Walk ``data[at:]`` (its first byte is byte ``offset + at`` of the file), recording
     each ragged row in ``found`` (row, fields, first byte, end byte, line) until it is full:
-    (where to go on, rows recorded). ``final``: the block ends the file."""
+    (where to go on, rows recorded). ``final``: the block ends the file. The state is held
+    in locals in the loop and written back on return (array slots per byte cost double)."""
+    walk, fields, row, line = state[_S_WALK], state[_S_FIELDS], state[_S_ROW], state[_S_LINE]
+    began, first_line, width = state[_S_BEGAN], state[_S_FIRST_LINE], state[_S_WIDTH]
+    before = state[_S_BEFORE]
     n = 0
     i = at
     end = data.shape[0]
+    full = False
     while i < end:
         b = data[i]
-        before = state[_S_BEFORE]
-        state[_S_BEFORE] = b
-        walk = state[_S_WALK]
         if walk == _QUOTED:
             if b == _QUOTE:
-                state[_S_WALK] = _CLOSED
+                walk = _CLOSED
             elif b == 10:
-                state[_S_LINE] += 1
-            i += 1
-            continue
-        if b == sep:
-            state[_S_FIELDS] += 1
-            state[_S_WALK] = _START
+                line += 1
+        elif b == sep:
+            fields += 1
+            walk = _START
         elif b == 10:
             if n == found.shape[0]:
-                state[_S_BEFORE] = before
-                return i, n  # full: this line end is walked by the next call
-            stop = offset + i
-            if stop > state[_S_BEGAN] and before == 13:
-                stop -= 1  # (a CR LF line end)
-            if _ended(state, stop, found, n):
+                full = True
+                break  # this line end is walked by the next call
+            stop = offset + i - (1 if before == 13 and offset + i > began else 0)
+            if row == 0:
+                width = fields + 1
+            elif stop > began and fields + 1 != width:
+                found[n, 0], found[n, 1], found[n, 2] = row, fields + 1, began
+                found[n, 3], found[n, 4] = stop, first_line + 1
                 n += 1
-            state[_S_LINE] += 1
-            state[_S_BEGAN] = offset + i + 1
-            state[_S_FIRST_LINE] = state[_S_LINE]
+            row += 1
+            fields = 0
+            walk = _START
+            line += 1
+            began = offset + i + 1
+            first_line = line
         elif b == _QUOTE and (walk == _START or walk == _CLOSED):
-            state[_S_WALK] = _QUOTED
+            walk = _QUOTED
         elif walk == _START:
-            state[_S_WALK] = _PLAIN
+            walk = _PLAIN
+        before = b
         i += 1
-    if final and offset + end > state[_S_BEGAN] and n < found.shape[0]:
-        if _ended(state, offset + end, found, n):  # a last line without its line end
+    if not full and final and offset + end > began and n < found.shape[0]:
+        if row > 0 and fields + 1 != width:  # a last line without its line end
+            found[n, 0], found[n, 1], found[n, 2] = row, fields + 1, began
+            found[n, 3], found[n, 4] = offset + end, first_line + 1
             n += 1
-        state[_S_BEGAN] = offset + end
-    return end, n
-
-
-@nb.njit(cache=True, inline="always")
-def _ended(state: np.ndarray, stop: int, found: np.ndarray, n: int) -> bool:
-    """Close the line ending at byte ``stop``; whether it was a ragged row (recorded)."""
-    fields = state[_S_FIELDS] + 1
-    ragged = False
-    if state[_S_ROW] == 0:
-        state[_S_WIDTH] = fields
-    elif stop > state[_S_BEGAN] and fields != state[_S_WIDTH]:
-        found[n, 0] = state[_S_ROW]
-        found[n, 1] = fields
-        found[n, 2] = state[_S_BEGAN]
-        found[n, 3] = stop
-        found[n, 4] = state[_S_FIRST_LINE] + 1
-        ragged = True
-    state[_S_ROW] += 1
-    state[_S_FIELDS] = 0
-    state[_S_WALK] = _START
-    return ragged
+        elif row == 0:
+            width = fields + 1
+        row += 1
+        began = offset + end
+    state[_S_WALK], state[_S_FIELDS], state[_S_ROW], state[_S_LINE] = walk, fields, row, line
+    state[_S_BEGAN], state[_S_FIRST_LINE], state[_S_WIDTH] = began, first_line, width
+    state[_S_BEFORE] = before
+    return i, n
 
 
 @dataclass(frozen=True)
