@@ -78,7 +78,7 @@ def _walk(data: np.ndarray, at: int, offset: int, sep: int, final: bool, state: 
             line += 1
             began = offset + i + 1
             first_line = line
-        elif b == _QUOTE and (walk == _START or walk == _CLOSED):
+        elif b == _QUOTE and walk in (_START, _CLOSED):
             walk = _QUOTED
         elif walk == _START:
             walk = _PLAIN
