@@ -2,7 +2,9 @@
 
 Staging columns: ``_file`` and ``_row`` (1-based data row, or line for line formats) say
 where a row came from; ``_raw`` keeps the row verbatim (JSON) where the reader has it
-cheaply (CSV rows are encoded only when quarantined, see :func:`raw_rows`); every coup field
+cheaply (CSV rows are encoded only when quarantined, see :func:`raw_rows`); a CSV file with
+lines of another number of fields than its header also has ``_ragged``, why such a row is
+quarantined whole (null on the other rows; :mod:`roads.ingest.ragged`); every coup field
 is a raw string (card columns hold the hand as written, e.g. ``"9h 4s"`` or ``"9,4"``).
 Nothing is interpreted here: :mod:`roads.ingest.validate` decides.
 """
@@ -26,6 +28,7 @@ import polars as pl
 from roads.cards import CardError, parse_card
 from roads.errors import InputError
 from roads.ingest.labels import HEADER_SPELLINGS, OUTCOME_LABELS
+from roads.ingest.ragged import RAGGED, Ragged, ragged_rows
 
 FIELDS = ("table_id", "shoe_id", "coup", "outcome", "player_cards", "banker_cards",
           "player_total", "banker_total", "natural", "player_pair", "banker_pair", "dealt_at")
@@ -133,8 +136,9 @@ def _complete(frame: pl.DataFrame, path: Path, options: ReadOptions) -> pl.DataF
             columns.append(pl.col(name).cast(pl.String))
         else:
             columns.append(pl.lit(None, dtype=pl.String).alias(name))
+    extra = [RAGGED] if RAGGED in frame.columns else []
     out = frame.select(pl.lit(str(path)).alias("_file"), pl.col("_row").cast(pl.Int64),
-                       pl.col("_raw").cast(pl.String), *columns)
+                       pl.col("_raw").cast(pl.String), *extra, *columns)
     for name, default in (("table_id", options.table_id), ("shoe_id", options.shoe_id)):
         if default is not None:
             out = out.with_columns(pl.col(name).fill_null(default))
@@ -426,8 +430,9 @@ def not_csv(path: Path, exc: Exception) -> str:
 
 
 def _read_text_csv(path: Path, rows: int | None = None) -> pl.DataFrame:
-    """Every field as text, as written (ragged lines truncated, bad UTF-8 replaced); the
-    first ``rows`` data rows only, if given."""
+    """Every field as text, as written (bad UTF-8 replaced; a ragged line's extra fields
+    dropped, which :func:`read_csv` marks :data:`RAGGED`); the first ``rows`` data rows only,
+    if given."""
     try:
         return pl.read_csv(path, separator=separator(path), infer_schema=False, quote_char='"',
                            encoding="utf8-lossy", truncate_ragged_lines=True, n_rows=rows)
@@ -435,13 +440,28 @@ def _read_text_csv(path: Path, rows: int | None = None) -> pl.DataFrame:
         raise InputError(not_csv(path, exc)) from None
 
 
+def _marked(frame: pl.DataFrame, ragged: dict[int, Ragged]) -> pl.DataFrame:
+    """``frame`` (``_row``, ``_raw``, fields) with :data:`RAGGED` set on the ragged rows and
+    their line, verbatim, as ``_raw`` (a file without such rows gets no column)."""
+    if not ragged:
+        return frame
+    row = pl.col("_row").cast(pl.Int64)
+    return frame.with_columns(
+        row.replace_strict({r: g.raw for r, g in ragged.items()}, default=pl.col("_raw"),
+                           return_dtype=pl.String).alias("_raw"),
+        row.replace_strict({r: g.reason for r, g in ragged.items()}, default=None,
+                           return_dtype=pl.String).alias(RAGGED))
+
+
 def read_csv(path: Path, options: ReadOptions) -> pl.DataFrame:
-    """Card-level or outcome-level rows; delimiter sniffed; headers matched by synonym."""
+    """Card-level or outcome-level rows; delimiter sniffed; headers matched by synonym.
+    A row with more or fewer fields than the header is marked :data:`RAGGED`."""
     raw = _read_text_csv(path)
     rename = column_targets(path, raw.columns, options)
     frame = raw.with_row_index("_row", offset=1).with_columns(
         pl.lit(None, dtype=pl.String).alias("_raw"))
-    return frame.select("_row", "_raw", *[pl.col(c).alias(t) for c, t in rename.items()])
+    frame = frame.select("_row", "_raw", *[pl.col(c).alias(t) for c, t in rename.items()])
+    return _marked(frame, ragged_rows(path, separator(path)))
 
 
 def _scan_text_csv(path: Path) -> pl.LazyFrame:
@@ -452,14 +472,17 @@ def _scan_text_csv(path: Path) -> pl.LazyFrame:
 
 
 def _csv_batches(path: Path, options: ReadOptions, rows: int) -> Iterator[pl.DataFrame]:
-    """:func:`read_csv` in batches, streamed by polars."""
+    """:func:`read_csv` in batches, streamed by polars (every batch of a file with ragged
+    rows has the :data:`RAGGED` column, so that the batches share one schema)."""
     scan = _scan_text_csv(path)
     try:
         names = [c for c in scan.collect_schema().names() if c != "_row"]
         rename = column_targets(path, names, options)
+        ragged = ragged_rows(path, separator(path))
         query = scan.select("_row", pl.lit(None, dtype=pl.String).alias("_raw"),
                             *[pl.col(c).alias(t) for c, t in rename.items()])
-        yield from query.collect_batches(chunk_size=rows, maintain_order=True)
+        for batch in query.collect_batches(chunk_size=rows, maintain_order=True):
+            yield _marked(batch, ragged)
     except pl.exceptions.PolarsError as exc:
         raise InputError(not_csv(path, exc)) from None
 

@@ -41,6 +41,7 @@ from roads.files import publish, publish_text, sha256
 from roads.ingest.chunks import Spill, chunked, remove_spill, spill_file
 from roads.ingest.chunks import sweep as sweep_spills
 from roads.ingest.fastcsv import parse_csv, read_bytes
+from roads.ingest.ragged import RAGGED_FIELD
 from roads.ingest.readers import (
     ReadOptions,
     check_header,
@@ -389,12 +390,8 @@ def ingest(paths: list[Path], store: Store, options: ReadOptions, rules: RuleSet
                 if out.kept is not None:
                     run.remember(out.kept)
                 rejected = pl.concat(out.rejected)
-                if fmt == "csv" and rejected["row"].drop_nulls().len():
-                    # CSV rows are kept verbatim under their own column names.
-                    verbatim = raw_rows(path, rejected["row"].drop_nulls().to_list())
-                    rejected = rejected.with_columns(
-                        pl.col("row").replace_strict(verbatim, default=None, return_dtype=pl.String)
-                        .fill_null(pl.col("raw")).alias("raw"))
+                if fmt == "csv":
+                    rejected = _verbatim(path, rejected)
                 quarantine.append(rejected)
                 flags += out.flags
                 files.append({
@@ -435,6 +432,19 @@ def ingest(paths: list[Path], store: Store, options: ReadOptions, rules: RuleSet
                                        "sha256": sha256(report_path)}}}, actor,
             before=run.amendments, staged=staged)
     return IngestResult(report, report_path)
+
+
+def _verbatim(path: Path, rejected: pl.DataFrame) -> pl.DataFrame:
+    """A CSV file's quarantined rows kept verbatim under their own column names; a ragged
+    row keeps its line as the reader found it (no column names a field past the header's)."""
+    named = pl.col("field").ne_missing(RAGGED_FIELD)
+    rows = rejected.filter(named)["row"].drop_nulls()
+    if not rows.len():
+        return rejected
+    verbatim = raw_rows(path, rows.to_list())
+    return rejected.with_columns(pl.when(named).then(
+        pl.col("row").replace_strict(verbatim, default=None, return_dtype=pl.String))
+        .fill_null(pl.col("raw")).alias("raw"))
 
 
 def _attachments(store: Store, run_id: str, quarantine: list[pl.DataFrame],

@@ -29,6 +29,7 @@ from roads.arrow_arrays import large_lists, numeric
 from roads.ingest import bounds
 from roads.ingest.engine_batches import _pack_slots
 from roads.ingest.labels import FALSE_LABELS, OUTCOME_LABELS, TRUE_LABELS
+from roads.ingest.ragged import RAGGED, RAGGED_FIELD
 from roads.schema import (
     ID_MAX,
     Card,
@@ -247,6 +248,8 @@ def check(parsed: Parsed, decks: int) -> Validated:
     coup_out = ((parsed.coup < 1) | (parsed.coup > top)).fill_null(False).to_numpy()
     s = s.with_columns(pl.Series("_coup_out", coup_out))
     maybe_bad = (reason != 0) | (outcome_code == -2) | coup_unreadable | coup_out
+    if RAGGED in s.columns:  # (a CSV line of another number of fields than its header)
+        maybe_bad |= s[RAGGED].is_not_null().to_numpy()
     bad_ids = {}
     for c in ("table_id", "shoe_id"):
         maybe_bad |= (s[c].is_null() | (s[c] == "")).to_numpy()
@@ -305,6 +308,8 @@ def _rejected(s: pl.DataFrame, bad_ids: dict[str, pl.Series], top: int
               ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(rows that cannot be stored, with their reason and field; the rest)."""
     reasons: list[tuple[pl.Expr, str, str | pl.Expr]] = [
+        *([(pl.col(RAGGED).is_not_null(), RAGGED_FIELD, pl.col(RAGGED))]
+          if RAGGED in s.columns else []),
         (pl.col("table_id").is_null() | (pl.col("table_id") == ""), "table_id",
          "no table (give a table column or --table)"),
         (pl.col("shoe_id").is_null() | (pl.col("shoe_id") == ""), "shoe_id",
