@@ -54,14 +54,15 @@ class WritersQueue:
         try:
             if self._fd is None:
                 self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fd = self._fd
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             return
         except BlockingIOError:
             pass
         except BaseException:
             self._mutex.release()
             raise
-        self._wait(self._fd, deadline)
+        self._wait(fd, deadline)
 
     def _wait(self, fd: int, deadline: float) -> None:
         """Block in ``flock`` on a helper thread and wait for it until ``deadline``. Given
