@@ -35,7 +35,7 @@ from dashboard.pages import register, shell
 from dashboard.web import web_router
 from roads.auth import Auth
 from roads.board import Board, compiled_machine
-from roads.errors import InputError
+from roads.errors import InputError, JournalBusy
 from roads.render import scoreboard_svg
 from roads.tomlfile import field_error
 
@@ -70,6 +70,7 @@ def create_app(root: Path, site: SiteConfig | None = None, create: bool = True,
     server.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     install_errors(server)
     server.add_exception_handler(DependencyException, _no_such_component_file)
+    server.add_exception_handler(JournalBusy, _journal_busy)
     app.layout = shell(ctx)
     register(app, ctx)
     # Dash's FastAPI backend sets itself up (the assets' stylesheets) on the first request
@@ -174,6 +175,13 @@ def _callback_error(error: Exception) -> None:
     if isinstance(error, BAD_VALUES):
         raise HTTPException(400, f"this page cannot use a value it sent: {error}")
     raise error
+
+
+async def _journal_busy(request: Request, exc: Exception) -> JSONResponse:
+    """A write behind a hung writer: 503, to be tried again (any route that writes)."""
+    assert isinstance(exc, JournalBusy)
+    return JSONResponse({"detail": str(exc)}, status_code=503,
+                        headers={"Retry-After": str(exc.retry_after)})
 
 
 async def _no_such_component_file(request: Request, exc: Exception) -> JSONResponse:

@@ -12,6 +12,7 @@ field has a default so a bare ``roads serve`` works. Example::
     https = true                   # served behind TLS: cookies are Secure, HSTS is sent
     trusted_proxies = ["10.0.0.5"] # whose X-Forwarded-For is believed (none by default)
     dealt_at_tolerance_seconds = 300
+    queue_wait_seconds = 5         # a write behind a hung writer answers 503 after this
     [rule_sets]
     club-6 = "rules/club-6.toml"   # a custom rule set, registered by name
     [tables.T01]
@@ -121,6 +122,8 @@ class SiteConfig(BaseModel):
     rule_sets: dict[str, Path] = {}
     #: How far a live coup's ``dealt_at`` may be from the journal's clock.
     dealt_at_tolerance_seconds: Annotated[int, Field(ge=0, le=86_400)] = 300
+    #: How long a write waits for the journal's writers' queue, then answers 503.
+    queue_wait_seconds: Annotated[float, Field(gt=0, le=300)] = 5.0
     limits: Limits = Limits()
     _rule_sets: dict[str, RuleSet] = PrivateAttr(default_factory=dict)
 

@@ -26,7 +26,8 @@ class Context:
              registry: Path | None = None) -> Context:
         service = open_service(root, Settings(
             tolerance=timedelta(seconds=site.dealt_at_tolerance_seconds),
-            rule_set=site.rule_set, tables=frozenset(site.tables)), create, group_commit=True)
+            rule_set=site.rule_set, tables=frozenset(site.tables),
+            queue_wait=site.queue_wait_seconds), create, group_commit=True)
         if recover:
             service.recover()  # seal what a crash left closed but unsealed
         return cls(service, Auth(root, service.journal), Hub(service, site, registry), site)

@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 import click
 
 from roads import __version__
-from roads.errors import InputError
+from roads.errors import InputError, JournalBusy
 from roads.rules import PRESETS, RulesError, RuleSet, get_rules, ratio
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -43,7 +43,8 @@ def _fail(message: str) -> None:
 
 
 def input_errors(func: F) -> F:
-    """Turn the library's input errors into one line on stderr and exit code 2."""
+    """Turn the library's input errors into one line on stderr and exit code 2 (a journal
+    whose writers' queue stayed taken: one line and exit 1)."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -51,6 +52,9 @@ def input_errors(func: F) -> F:
             return func(*args, **kwargs)
         except InputError as exc:
             _fail(str(exc))
+        except JournalBusy as exc:  # not the input's fault: exit 1, as a failed check does
+            click.echo(f"roads: error: {exc}", err=True)
+            sys.exit(1)
         except BrokenPipeError:
             raise  # the reader went away (``roads odds | head -1``): see run()
         except OSError as exc:

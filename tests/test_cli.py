@@ -13,6 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from roads.cli import main
+from roads.store import journal_queue
+from tests.hung_writer import hung_writer
 
 
 def run(*args: str) -> Any:
@@ -314,3 +316,21 @@ def test_console_command_keeps_output_exit_codes_and_files(tmp_path: Path) -> No
                          check=False)
     assert bad.returncode == 2
     assert bad.stderr.startswith("roads: error:") and bad.stdout == ""
+
+
+def test_a_write_behind_a_hung_writer_exits_1_with_one_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = tmp_path / "store"
+    good = tmp_path / "good.csv"
+    good.write_text("table,shoe,coup,outcome\nT1,S1,1,B\n")
+    run("ingest", str(good), "--store", str(store))
+    monkeypatch.setattr(journal_queue, "QUEUE_WAIT_SECONDS", 0.3)
+    other = tmp_path / "other.csv"
+    other.write_text("table,shoe,coup,outcome\nT1,S2,1,P\n")
+    with hung_writer(store / "journal.sqlite"):
+        result = CliRunner().invoke(main, ["ingest", str(other), "--store", str(store)])
+    assert result.exit_code == 1, result.output
+    [line] = result.stderr.splitlines()
+    assert line.startswith("roads: error: the journal is busy")
+    info = json.loads(run("store", "info", "--store", str(store), "--json").output)
+    assert info["coups"]["rows"] == 1 and info["journal"]["chain_ok"] is True

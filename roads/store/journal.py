@@ -16,10 +16,8 @@ concurrent submitters share one commit (and one fsync) without giving that up.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
-import os
 import queue
 import sqlite3
 import threading
@@ -32,7 +30,9 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from roads.errors import InputError
+from roads.errors import InputError, JournalBusy
+from roads.store import journal_queue
+from roads.store.journal_queue import WritersQueue
 
 GENESIS = "0" * 64
 KINDS = ("shoe_opened", "coup_entered", "coup_voided", "coup_amended", "shoe_closed",
@@ -75,9 +75,6 @@ CREATE TRIGGER IF NOT EXISTS events_no_delete BEFORE DELETE ON events
 BEGIN SELECT RAISE(ABORT, 'the journal is append-only'); END;
 """
 
-
-#: The file beside the journal that its writers queue on (:meth:`Journal.transaction`).
-QUEUE_SUFFIX = ".lock"
 
 #: Page cache of each connection, KiB (SQLite's default is 2 MB).
 CACHE_KIB = 8192
@@ -406,11 +403,12 @@ class _Pending:
     instead of a future's condition, its waiter lock and ``notify_all``; the writer
     spent a sixth of its time holding the GIL in ``set_result``)."""
 
-    __slots__ = ("_done", "action", "future", "outcome")
+    __slots__ = ("_done", "action", "future", "outcome", "queued")
 
     def __init__(self, action: Action, future: Future[Event] | None = None) -> None:
         self.action = action
         self.future = future
+        self.queued = time.monotonic()  # (a submitter waits for the queue from here)
         self.outcome: Event | BaseException | None = None
         self._done: threading.Lock | None = None
         if future is None:
@@ -447,9 +445,12 @@ def now_utc() -> str:
 class Journal:
     """One SQLite journal file; safe to open from many threads and processes."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, queue_wait: float | None = None) -> None:
         self.path = path
+        #: How long a writer waits for the writers' queue, seconds (then JournalBusy).
+        self.queue_wait = journal_queue.QUEUE_WAIT_SECONDS if queue_wait is None else queue_wait
         path.parent.mkdir(parents=True, exist_ok=True)
+        self._queue = WritersQueue(str(path))
         self._local = threading.local()
         self._read_local = threading.local()
         with self._connection() as db:
@@ -477,34 +478,23 @@ class Journal:
             if db is not None:
                 db.close()
                 local.db = None
-        queue_fd = getattr(self._local, "queue", None)
-        if queue_fd is not None:
-            os.close(queue_fd)
-            self._local.queue = None
+        self._queue.close()
 
     # -- writing ----------------------------------------------------------------------------
-    def _queue(self) -> int:
-        """This thread's descriptor of the writers' queue file (``journal.sqlite.lock``):
-        a descriptor a thread, as a connection is, since a lock belongs to its open file."""
-        fd: int | None = getattr(self._local, "queue", None)
-        if fd is None:
-            fd = self._local.queue = os.open(f"{self.path}{QUEUE_SUFFIX}",
-                                             os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        return fd
-
     @contextmanager
-    def transaction(self) -> Iterator[Transaction]:
+    def transaction(self, wait: float | None = None) -> Iterator[Transaction]:
         """An immediate (write-locked) transaction; durable when the block exits cleanly.
 
         Writers queue on a lock of a file beside the journal before they ask SQLite for its
-        write lock (:data:`QUEUE_SUFFIX`): the kernel wakes the next writer the moment the
-        lock is free. Left to SQLite, a writer that finds the database locked sleeps and
-        tries again, up to 100 ms a try: two server workers committing coups then spent
-        most of their time asleep (150 against 470 coups/s for one worker alone, side by
-        side). The lock goes with its process, so a killed writer never leaves it held;
-        SQLite's own lock still decides, so a writer that does not queue stays correct."""
-        fd = self._queue()
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        write lock (:mod:`roads.store.journal_queue`): the kernel wakes the next writer the
+        moment the lock is free. Left to SQLite, a writer that finds the database locked
+        sleeps and tries again, up to 100 ms a try: two server workers committing coups then
+        spent most of their time asleep (150 against 470 coups/s for one worker alone, side
+        by side). A writer waits ``wait`` seconds at most (default :attr:`queue_wait`), then
+        raises :class:`JournalBusy`. The lock goes with its process, so a killed writer
+        never leaves it held; SQLite's own lock still decides, so a writer that does not
+        queue stays correct."""
+        self._queue.take(self.queue_wait if wait is None else wait)
         try:
             db = self._db()
             db.execute("BEGIN IMMEDIATE")
@@ -517,7 +507,7 @@ class Journal:
                 db.execute("ROLLBACK")
                 raise
         finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
+            self._queue.give_back()
 
     def append(self, kind: str, table_id: str, shoe_id: str | None = None,
                payload: dict[str, Any] | None = None, actor: str | None = None) -> Event:
@@ -771,6 +761,10 @@ class GroupCommitter:
                 results = self._commit(batch, savepoints=False)
             except _Inserted:  # a refused action's events were inserted: undo by SQL
                 results = self._commit(batch, savepoints=True)
+        except JournalBusy as exc:  # (one by one, each would wait as long again)
+            for p in batch:
+                p.settle(exc)
+            return
         except Exception as exc:
             if len(batch) > 1:
                 for p in batch:
@@ -794,7 +788,10 @@ class GroupCommitter:
         before they are inserted, or — with ``savepoints``, the way a batch is run again
         when one was inserted already — rolled back to a savepoint taken before it."""
         results: list[tuple[_Pending, Event | InputError]] = []
-        with self.journal.transaction() as tx:
+        # The writers' queue is waited for from the moment the oldest action was queued:
+        # behind a hung writer, no submitter waits much longer than the journal's bound.
+        waited = time.monotonic() - min(p.queued for p in batch)
+        with self.journal.transaction(self.journal.queue_wait - waited) as tx:
             for p in batch:
                 mark = tx.mark()
                 if savepoints:

@@ -44,11 +44,13 @@ def preset_rule_set(name: str) -> RuleSet:
 class Settings:
     """What a deployment chooses: how far a coup's ``dealt_at`` may be from the journal's
     clock, which rule sets its tables may name (presets, or the site's registered files),
-    and the tables on its floor (none listed: any table id may be opened)."""
+    the tables on its floor (none listed: any table id may be opened), and how long a write
+    waits for the journal's writers' queue before it gives up (a writer ahead has hung)."""
 
     tolerance: timedelta = bounds.DEALT_AT_TOLERANCE
     rule_set: Callable[[str], RuleSet] = preset_rule_set
     tables: frozenset[str] = frozenset()
+    queue_wait: float | None = None  # (None: the journal's own, QUEUE_WAIT_SECONDS)
 
 
 class TableService:
@@ -59,6 +61,8 @@ class TableService:
         self.store = store
         self.journal = store.journal
         self.settings = settings or Settings()
+        if self.settings.queue_wait is not None:
+            self.journal.queue_wait = self.settings.queue_wait
         self._shoes = OpenShoes()  # each open shoe's validator state, versioned by the head
         self._committer = committer
         self.live = LiveTables(self.journal)  # the tables' states, kept event by event

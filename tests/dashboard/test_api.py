@@ -7,6 +7,7 @@ from typing import Any
 from roads.board import Board
 from roads.store import Selection
 from tests.dashboard.conftest import Server
+from tests.hung_writer import hung_writer
 
 
 def _auth(key: str) -> dict[str, str]:
@@ -163,3 +164,17 @@ def test_unknown_table_is_404_and_health_and_openapi_are_served(server: Server) 
     assert {"/api/tables", "/api/tables/{table_id}/board", "/api/tables/{table_id}/stats",
             "/api/tables/{table_id}/coups"} <= set(schema["paths"])
     assert "CoupIn" in schema["components"]["schemas"]
+
+
+def test_a_write_behind_a_hung_writer_is_a_503_with_retry_after(server: Server) -> None:
+    _open(server)
+    journal = server.ctx.service.journal
+    journal.queue_wait = 0.3
+    with hung_writer(journal.path):
+        r = server.client.post("/api/tables/T1/coups", json={"outcome": "B"},
+                               headers=_auth(server.key))
+        assert r.status_code == 503, r.text
+        assert int(r.headers["Retry-After"]) >= 1 and "busy" in r.json()["detail"]
+    r = server.client.post("/api/tables/T1/coups", json={"outcome": "B"},
+                           headers=_auth(server.key))
+    assert r.status_code == 201 and r.json()["coup"] == 1  # the refused coup left nothing

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
@@ -20,11 +21,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from roads.errors import JournalBusy
 from roads.ingest.entry import CoupEntry
 from roads.store import Store
 from roads.store.journal import (
     GENESIS,
-    QUEUE_SUFFIX,
     SYSTEM,
     Action,
     Event,
@@ -36,8 +37,10 @@ from roads.store.journal import (
     canonical_body_digest,
     link_hash,
 )
+from roads.store.journal_queue import QUEUE_SUFFIX
 from roads.tables import LiveError, TableService
 from tests.floor import DEALER, Floor
+from tests.hung_writer import hung_writer
 
 #: How long a test waits for a thread that should be woken at once (a lost wake-up fails
 #: the test in words instead of hanging it).
@@ -431,3 +434,57 @@ def test_a_servers_service_bounds_the_processs_sqlite_caches(tmp_path: Path) -> 
         db = sqlite3.connect(":memory:")
         db.execute(f"PRAGMA soft_heap_limit={before}")
         db.close()
+
+
+def _returns(call: Callable[[], Any]) -> Any:
+    """``call()``'s result or error, run on a thread: a call that hangs fails the test
+    (after a minute) instead of hanging the suite."""
+    outcome: list[Any] = []
+
+    def run() -> None:
+        try:
+            outcome.append(call())
+        except BaseException as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(60)
+    assert outcome, "the call never returned"
+    return outcome[0]
+
+
+def test_a_writer_behind_a_hung_writer_gives_up_with_journal_busy(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "journal.sqlite", queue_wait=0.2)
+    journal.append("table_closed", "T0", None, {}, "x")
+    with hung_writer(journal.path):
+        busy = _returns(lambda: journal.append("table_closed", "T1", None, {}, "x"))
+        assert isinstance(busy, JournalBusy) and busy.retry_after >= 1
+        assert "busy" in str(busy) and str(journal.path) in str(busy)
+        # The next writer of this process gives up too (the first one's wait is still on).
+        assert isinstance(_returns(lambda: journal.append("table_closed", "T2")), JournalBusy)
+        assert not _queue_free(journal)
+    # The hung writer gone, the queue is free again and nothing of the refused writes stayed.
+    assert _returns(lambda: journal.append("table_closed", "T3", None, {}, "x")).seq == 2
+    assert [e.table_id for e in journal.events()] == ["T0", "T3"] and journal.verify().ok
+    assert _queue_free(journal)
+
+
+def test_shared_commits_behind_a_hung_writer_answer_every_submitter(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "journal.sqlite", queue_wait=0.3)
+    committer = GroupCommitter(journal)
+
+    def append(table: str) -> Action:
+        return lambda tx: tx.append("table_closed", table, None, {}, "x")
+
+    try:
+        with hung_writer(journal.path):
+            with ThreadPoolExecutor(6) as pool:
+                answers = list(pool.map(lambda t: _returns(lambda: committer.run(append(t))),
+                                        [f"T{i}" for i in range(6)]))
+            assert all(isinstance(a, JournalBusy) for a in answers), answers
+            assert committer.commits == 0
+        assert _returns(lambda: committer.run(append("T9"))).seq == 1
+        assert [e.table_id for e in journal.events()] == ["T9"]
+    finally:
+        committer.close()

@@ -103,11 +103,12 @@ def test_a_small_file_event_lists_its_shoe_rows_as_a_large_one_does(
     frames = {path: pl.DataFrame(rows, schema={"table_id": pl.String, "shoe_id": pl.String,
                                                "coups": pl.Int64}, orient="row")
               for path, rows in files.items()}
-    small = list(catalog._sorted(frames))
+    columns = ("table_id", "shoe_id", "coups")
+    small = list(catalog._sorted(frames, columns))
     if not small:
         return
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(catalog, "SMALL", 0)
-        assert list(catalog._sorted(frames)) == small
+        assert list(catalog._sorted(frames, columns)) == small
     keys = [(t, s, p) for t, s, p, _ in small]
     assert keys == sorted(set(keys))

@@ -1,0 +1,124 @@
+"""The journal writers' queue: a lock on a file beside the journal, waited for a bounded time.
+
+Writers take an exclusive ``flock`` of ``journal.sqlite.lock`` before SQLite's write lock, so
+the kernel wakes the next writer the moment a commit ends (SQLite's own busy handler sleeps
+up to 100 ms a try). A blocking ``flock`` has no timeout, though, and a holder that hangs
+(a stuck process, a stopped one, a disk that stopped answering) would hang every writer
+behind it, request threads of a server included. So a writer that finds the lock taken
+waits for it on a helper thread while it waits on that thread with a timeout; a writer that
+gives up raises :class:`~roads.errors.JournalBusy`, and the helper hands the lock straight
+back once it gets it.
+
+The threads of one process queue on one in-process mutex first (a lock with a timeout of
+its own), then one of them takes the file lock with the process's one descriptor. The lock
+goes with its process, so a killed writer never leaves it held.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import threading
+import time
+
+from roads.errors import JournalBusy
+
+#: The file beside the journal that its writers queue on.
+QUEUE_SUFFIX = ".lock"
+#: How long a writer waits for the queue before it gives up, seconds (a commit takes
+#: milliseconds; a wait this long means a writer ahead has hung).
+QUEUE_WAIT_SECONDS = 5.0
+#: When a writer that gave up may try again, seconds (what HTTP's Retry-After says).
+RETRY_AFTER_SECONDS = 1
+
+
+class WritersQueue:
+    """One journal's queue, as this process takes it (:meth:`take`, :meth:`give_back`)."""
+
+    def __init__(self, journal_path: str) -> None:
+        self.path = f"{journal_path}{QUEUE_SUFFIX}"
+        self._fresh()
+
+    def _fresh(self) -> None:
+        self._pid = os.getpid()
+        self._mutex = threading.Lock()  # held from take to give_back, by one thread
+        self._fd: int | None = None
+
+    def take(self, wait: float) -> None:
+        """Hold the queue, waiting ``wait`` seconds at most; else :class:`JournalBusy`."""
+        if self._pid != os.getpid():  # forked: the parent's mutex and descriptor are its own
+            self._fresh()
+        deadline = time.monotonic() + wait
+        if not self._mutex.acquire(timeout=max(wait, 0.0)):
+            raise self._busy()
+        try:
+            if self._fd is None:
+                self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            fd = self._fd
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            pass
+        except BaseException:
+            self._mutex.release()
+            raise
+        self._wait(fd, deadline)
+
+    def _wait(self, fd: int, deadline: float) -> None:
+        """Block in ``flock`` on a helper thread and wait for it until ``deadline``. Given
+        up, the helper keeps the mutex until its ``flock`` returns, then unlocks and lets
+        the mutex go: the process's next writer then finds the queue as it really is."""
+        granted = threading.Lock()
+        granted.acquire()
+        guard = threading.Lock()
+        state = {"given_up": False, "held": False}
+
+        def lock() -> None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            except OSError:  # (the descriptor was closed under it: nothing is held)
+                with guard:
+                    if state["given_up"]:
+                        self._mutex.release()
+                        return
+                granted.release()
+                return
+            with guard:
+                if state["given_up"]:
+                    fcntl.flock(fd, fcntl.LOCK_UN)
+                    self._mutex.release()
+                    return
+                state["held"] = True
+            granted.release()
+
+        threading.Thread(target=lock, name="journal-queue", daemon=True).start()
+        if not granted.acquire(timeout=max(deadline - time.monotonic(), 0.0)):
+            with guard:
+                if not state["held"]:
+                    state["given_up"] = True  # the helper lets the mutex go, not this thread
+                    raise self._busy()
+        if not state["held"]:  # flock failed on the helper: an error, not a wait
+            self._mutex.release()
+            raise JournalBusy(f"could not lock the journal's writers' queue {self.path}", 1)
+
+    def give_back(self) -> None:
+        """Let the next writer in (only the thread that took it calls this)."""
+        try:
+            assert self._fd is not None
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+        finally:
+            self._mutex.release()
+
+    def close(self) -> None:
+        """Close the descriptor unless a writer holds or waits for the queue."""
+        if self._pid == os.getpid() and self._fd is not None \
+                and self._mutex.acquire(blocking=False):
+            try:
+                os.close(self._fd)
+                self._fd = None
+            finally:
+                self._mutex.release()
+
+    def _busy(self) -> JournalBusy:
+        return JournalBusy(f"the journal is busy: a writer ahead of this one has not let its "
+                           f"queue go ({self.path}); try again shortly", RETRY_AFTER_SECONDS)
