@@ -43,38 +43,15 @@ def _read_only(root: Path) -> sqlite3.Connection:
                            check_same_thread=False)
 
 
-#: What joins a column's values when they are read as one text (a control character no
-#: key, path or time the store writes holds; a value that holds it is read as JSON).
-SEPARATOR = "\x1f"
-
-
 def column_arrays(db: sqlite3.Connection, table: str, columns: list[str] | None = None,
                   where: str = "") -> dict[str, str]:
-    """Columns of a table (every one when not named) as one text each, built in C (no
-    Python tuple a row): for a column declared ``TEXT`` whose values are all text without
-    :data:`SEPARATOR`, the values joined by it (``group_concat``) behind a leading one;
-    otherwise (a null, a number, a value holding the separator, no rows) a JSON array
-    (``json_group_array``). Why: splitting the text costs a third of decoding JSON, and the
-    store's keys, paths and times are all text; one scan serves the common case."""
-    declared = {row[1]: str(row[2]).upper() for row in db.execute(f"PRAGMA table_info({table})")}
+    """Columns of a table (every one when not named) as one JSON array each
+    (``json_group_array``, built in C: no Python tuple a row)."""
     if columns is None:
-        columns = list(declared)
-    text = [c for c in columns if declared.get(c) == "TEXT"]
-    other = [c for c in columns if c not in text]
-    found = db.execute("SELECT " + ", ".join(
-        ["count(*)"] + [f"group_concat({c}, char(31))" for c in text]
-        + [f"sum(typeof({c}) = 'text' AND instr({c}, char(31)) = 0)" for c in text]
-        + [f"json_group_array({c})" for c in other]) + f" FROM {table} {where}").fetchone()
-    rows, n = found[0], len(text)
-    joined = {c: v for c, v, plain in zip(text, found[1:n + 1], found[n + 1:2 * n + 1],
-                                          strict=True) if rows and plain == rows}
-    arrays = dict(zip(other, found[2 * n + 1:], strict=True))
-    again = [c for c in text if c not in joined]
-    if again:  # (rare: read those as JSON)
-        arrays |= dict(zip(again, db.execute("SELECT " + ", ".join(
-            f"json_group_array({c})" for c in again) + f" FROM {table} {where}").fetchone(),
-            strict=True))
-    return {c: SEPARATOR + joined[c] if c in joined else arrays[c] for c in columns}
+        columns = [row[1] for row in db.execute(f"PRAGMA table_info({table})")]
+    arrays = db.execute("SELECT " + ", ".join(f"json_group_array({c})" for c in columns)
+                        + f" FROM {table} {where}").fetchone()
+    return dict(zip(columns, arrays, strict=True))
 
 
 class EarlyReads:
@@ -125,4 +102,4 @@ class EarlyReads:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 
-__all__ = ["SEPARATOR", "EarlyReads", "column_arrays", "sha256_of"]
+__all__ = ["EarlyReads", "column_arrays", "sha256_of"]

@@ -44,7 +44,7 @@ from roads.schema import COUPS, conform
 from roads.store import accounts, catalog, checkpoint
 from roads.store.catalog import KEYS, FileEntry
 from roads.store.digest import combine_leaves, coups_digest, leaf, shoe_digests, table_digest
-from roads.store.early import SEPARATOR, EarlyReads, column_arrays, sha256_of
+from roads.store.early import EarlyReads, column_arrays, sha256_of
 from roads.store.journal import FILE_KINDS, Event
 from roads.store.key_runs import KeyPairs, file_keys, key_pairs
 from roads.store.layout import walk
@@ -378,21 +378,14 @@ _KEYS = {"table_id": pl.String, "shoe_id": pl.String, "path": pl.String}
 
 def _sql_frame(db: Any, table: str, schema: dict[str, Any], where: str = "",
                arrays: dict[str, str] | None = None) -> pl.DataFrame:
-    """Columns of a table as a frame: each column comes back from SQLite as one text
-    (:func:`~roads.store.early.column_arrays`, built in C) instead of a Python tuple a row,
-    decoded by polars (outside the GIL, beside the journal's checks). ``arrays``: the
-    table's columns read so already."""
+    """Columns of a table as a frame: each column comes back from SQLite as one JSON array
+    (``json_group_array``, built in C) instead of a Python tuple a row, decoded by polars
+    (outside the GIL, beside the journal's checks). ``arrays``: the table's columns read
+    so already."""
     if arrays is None:
         arrays = column_arrays(db, table, list(schema), where)
-    return pl.DataFrame({c: _column(arrays[c], t) for c, t in schema.items()})
-
-
-def _column(text: str, dtype: Any) -> pl.Series:
-    """A column as :func:`~roads.store.early.column_arrays` read it: values joined by the
-    separator (all text), or a JSON array."""
-    if text.startswith(SEPARATOR):
-        return pl.Series([text[1:]]).str.split(SEPARATOR).explode().cast(dtype)
-    return pl.Series([text]).str.json_decode(pl.List(dtype)).explode(empty_as_null=False)
+    return pl.DataFrame({c: pl.Series([arrays[c]]).str.json_decode(pl.List(t))
+                         .explode(empty_as_null=False) for c, t in schema.items()})
 
 
 def _catalogue_shoe_tables(store: Store, table: str,
@@ -499,7 +492,7 @@ def _held_twice(store: Store, entries: list[FileEntry], intact: list[FileEntry],
 
 def _shoes_rows(store: Store, entry: FileEntry) -> pl.DataFrame:
     """A shoes file's rows (the columns the shoe index keeps: its burn cards are no
-    concern of the index, and decoding them was a third of the read), with its path."""
+    concern of the index, and decoding them was a fifth of the read), with its path."""
     return pl.read_parquet(store.root / entry.path, columns=list(catalog.INDEX_COLUMNS)) \
         .with_columns(pl.lit(entry.path).alias("path"))
 
