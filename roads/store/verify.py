@@ -434,6 +434,24 @@ def _held_twice(store: Store, entries: list[FileEntry], intact: list[FileEntry],
     """Files against the catalogue's shoe lists and shoe index; coups or shoe rows stored
     twice; imported copies of live shoes. Frames, not loops: one pass a file. ``entries``:
     every file the journal names (``intact``: those whose bytes are as journaled)."""
+    shoe_files = [e for e in intact if e.table == "shoes"]
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="roads-index") as side:
+        # the shoes files against the shoe index beside the coups files' checks below (the
+        # two share nothing, and polars' sorts and joins run without the GIL); its problems
+        # are reported where they always were
+        index_problems = side.submit(_against_shoe_index, store, shoe_files, pool,
+                                     shoe_tables[1], ahead)
+        _held_twice_coups(store, entries, intact, report, pool, shoe_tables, ahead,
+                          index_problems)
+
+
+def _held_twice_coups(store: Store, entries: list[FileEntry], intact: list[FileEntry],
+                      report: Report, pool: Executor,
+                      shoe_tables: tuple[pl.DataFrame, pl.DataFrame],
+                      ahead: dict[str, Future[pl.DataFrame | None]],
+                      index_problems: Future[Report]) -> None:
+    """:func:`_held_twice` but for the shoes files against the shoe index (their problems,
+    ``index_problems``, go in after the coups files')."""
     db = store.journal.connection()
     for table_id, shoe_id, seqs in db.execute(
             "SELECT table_id, shoe_id, group_concat(seq, ', ') FROM events "
@@ -441,7 +459,6 @@ def _held_twice(store: Store, entries: list[FileEntry], intact: list[FileEntry],
         report.add("held twice", f"{table_id}/{shoe_id}",
                    f"the shoe was sealed more than once (events {seqs})")
     coups_files = [e for e in intact if e.table == "coups"]
-    shoe_files = [e for e in intact if e.table == "shoes"]
     found = pl.concat([pl.DataFrame(schema=_KEYS),
                        *_read(pool, _keys, store, coups_files, ahead)])
     listed, indexed_all = shoe_tables
@@ -468,6 +485,23 @@ def _held_twice(store: Store, entries: list[FileEntry], intact: list[FileEntry],
         if numbers.n_unique() != numbers.len():
             report.add("held twice", f"{table_id}/{shoe_id}",
                        f"coups of this shoe are stored in more than one file ({', '.join(paths)})")
+    report.problems += index_problems.result().problems
+    opened = _sql_frame(db, "events", {"table_id": pl.String, "shoe_id": pl.String},
+                        "WHERE kind = 'shoe_opened' AND NOT EXISTS (SELECT 1 FROM events s "
+                        "WHERE s.kind = 'shoe_sealed' AND s.table_id = events.table_id AND "
+                        "s.shoe_id = events.shoe_id)").unique()
+    copies = found.join(opened, on=["table_id", "shoe_id"], how="semi")
+    for table_id, shoe_id, path in copies.sort("table_id", "shoe_id").iter_rows():
+        report.add("held twice", f"{table_id}/{shoe_id}",
+                   f"a live shoe of the journal is also stored as another shoe's file ({path})")
+
+
+def _against_shoe_index(store: Store, shoe_files: list[FileEntry], pool: Executor,
+                        indexed_all: pl.DataFrame,
+                        ahead: dict[str, Future[pl.DataFrame | None]]) -> Report:
+    """The intact shoes files against the catalogue's shoe index, and shoe rows stored
+    twice (a report of its own: it runs beside the coups files' checks)."""
+    report = Report()
     frames = _read(pool, _shoes_rows, store, shoe_files, ahead)
     if frames:
         rows = pl.concat(frames, how="vertical_relaxed")
@@ -480,19 +514,14 @@ def _held_twice(store: Store, entries: list[FileEntry], intact: list[FileEntry],
         twice = rows.group_by("table_id", "shoe_id").len().filter(pl.col("len") > 1)
         for table_id, shoe_id, n in twice.sort("table_id", "shoe_id").iter_rows():
             report.add("held twice", f"{table_id}/{shoe_id}", f"{n} shoe rows for one shoe")
-    opened = _sql_frame(db, "events", {"table_id": pl.String, "shoe_id": pl.String},
-                        "WHERE kind = 'shoe_opened' AND NOT EXISTS (SELECT 1 FROM events s "
-                        "WHERE s.kind = 'shoe_sealed' AND s.table_id = events.table_id AND "
-                        "s.shoe_id = events.shoe_id)").unique()
-    copies = found.join(opened, on=["table_id", "shoe_id"], how="semi")
-    for table_id, shoe_id, path in copies.sort("table_id", "shoe_id").iter_rows():
-        report.add("held twice", f"{table_id}/{shoe_id}",
-                   f"a live shoe of the journal is also stored as another shoe's file ({path})")
+    return report
 
 
 def _shoes_rows(store: Store, entry: FileEntry) -> pl.DataFrame:
-    """A shoes file's rows, with its path."""
-    return pl.read_parquet(store.root / entry.path).with_columns(pl.lit(entry.path).alias("path"))
+    """A shoes file's rows (the columns the shoe index keeps: its burn cards are no
+    concern of the index, and decoding them was a fifth of the read), with its path."""
+    return pl.read_parquet(store.root / entry.path, columns=list(catalog.INDEX_COLUMNS)) \
+        .with_columns(pl.lit(entry.path).alias("path"))
 
 
 def _index_of(rows: pl.DataFrame) -> pl.DataFrame:

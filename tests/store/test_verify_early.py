@@ -132,3 +132,17 @@ def test_a_store_named_by_a_relative_path_is_read_ahead(root: Path,
     assert early.hashes and early.keys and set(early.shoe_tables) == set(SHOE_TABLES)
     report = verify(Store.open(Path(root.name)), early=early)
     assert report.ok and report.to_json() == verify(Store.open(root)).to_json()
+
+
+def test_the_shoe_index_checks_beside_the_coups_checks_keep_their_place(root: Path) -> None:
+    """The shoes files are checked against the shoe index on a thread of their own, beside
+    the coups files' checks: their problems still come after the coups files' (and before
+    a live shoe's copy), as they did when the checks ran one after the other."""
+    for change in ("a shoe dropped from a file's list", "an altered shoe index row"):
+        TAMPERINGS[change](root)
+    dropped_from = {e.path for e in catalog.files(Store.open(root).journal.connection(), "coups")}
+    report = verify(Store.open(root))
+    places = [(p["kind"], p["where"].split("/")[0]) for p in report.problems]
+    assert places == [("catalogue", "coups"), ("catalogue", "shoes")]
+    assert report.problems[0]["where"] in dropped_from
+    assert "shoe index" in report.problems[1]["detail"]
