@@ -109,10 +109,11 @@ class ReadAhead:
 _current: ReadAhead | None = None
 
 
-def start(paths: Sequence[Path], rows: int = AHEAD_ROWS) -> ReadAhead:
-    """Begin decoding ``paths`` ahead for this process's next whole-store read."""
+def start(paths: Sequence[Path], rows: int | None = None) -> ReadAhead:
+    """Begin decoding ``paths`` ahead for this process's next whole-store read (at most
+    ``rows`` rows, :data:`AHEAD_ROWS` by default)."""
     global _current
-    _current = ReadAhead(paths, rows)
+    _current = ReadAhead(paths, AHEAD_ROWS if rows is None else rows)
     return _current
 
 
