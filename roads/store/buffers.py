@@ -261,10 +261,10 @@ def part_columns(path: Path, rows: int | None = None) -> Iterator[ShoeColumns]:
     :class:`NotInRuns` (possibly after some pieces) when its shoes are not runs of rows in
     rising coup order, so the caller can read it another way; pyarrow's errors pass. Its
     row groups come from the read-ahead when it decoded them (:mod:`roads.store.prefetch`)."""
-    decoded: list[pa.Table | None] | None = prefetch.take(path)  # type: ignore[assignment]
+    decoded: list[pa.Table | None] | None = prefetch.take(path)
     if decoded is not None:
         def group(i: int) -> pa.Table:
-            table, decoded[i] = decoded[i], None  # type: ignore[index]
+            table, decoded[i] = decoded[i], None
             assert table is not None
             return table
 

@@ -11,10 +11,10 @@ import polars as pl
 import pyarrow.parquet as pq
 import pytest
 
+import roads.store.prefetch as prefetch
 from roads.analysis import statistics
 from roads.rules import get_rules
 from roads.simulate import Simulation, write_simulation
-import roads.store.prefetch as prefetch
 from roads.store import Store, StoreReadError
 from roads.store.buffers import part_columns
 from tests.stats.test_arrays import _rewrite, _same, _tampered
