@@ -429,6 +429,22 @@ def run(args: argparse.Namespace, round_no: int) -> dict[str, Any]:
             "viewer_refreshes": sum(1 for p in polls if p[2])}
 
 
+#: Memory's first minutes are left out of its slope: the workers fill what they keep for
+#: the run (the tables' read models, SQLite's caches up to their limit) as screens open.
+SETTLED_SECONDS = 300
+
+
+def memory_slope(samples: list[tuple[int, float, float]], settled: float = SETTLED_SECONDS
+                 ) -> float | None:
+    """PSS growth in MB per 10 minutes after the first ``settled`` seconds (least squares
+    over the samples from then on), so "flat" is a number; None below three samples."""
+    later = [(t, pss) for t, _, pss in samples if t >= settled]
+    if len(later) < 3:
+        return None
+    slope, _ = statistics.linear_regression([t for t, _ in later], [pss for _, pss in later])
+    return slope * 600
+
+
 def report(args: argparse.Namespace, r: dict[str, Any]) -> None:
     print(f"  coups accepted: {r['coups']} (API answer p50 {r['post_p50']:.0f} ms, p95 "
           f"{r['post_p95']:.0f} ms; refused/failed: {dict(r['errors']) or 'none'})")
@@ -452,6 +468,10 @@ def report(args: argparse.Namespace, r: dict[str, Any]) -> None:
               f"p95 {r['viewer_p95']:.0f} ms")
     print("  server memory (s, RSS MB summed, PSS MB): "
           + ", ".join(f"({s}, {rss:.0f}, {pss:.0f})" for s, rss, pss in r["memory"]))
+    slope = memory_slope(r["memory"])
+    print(f"  server PSS slope after the first {SETTLED_SECONDS // 60} minutes: "
+          + (f"{slope:+.1f} MB per 10 minutes" if slope is not None else
+             "too few samples (run longer or sample more often)"))
 
 
 # -- first page -----------------------------------------------------------------------------
