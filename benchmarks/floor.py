@@ -434,14 +434,16 @@ def run(args: argparse.Namespace, round_no: int) -> dict[str, Any]:
 SETTLED_SECONDS = 300
 
 
-def memory_slope(samples: list[tuple[int, float, float]], settled: float = SETTLED_SECONDS
-                 ) -> float | None:
-    """PSS growth in MB per 10 minutes after the first ``settled`` seconds (least squares
-    over the samples from then on), so "flat" is a number; None below three samples."""
-    later = [(t, pss) for t, _, pss in samples if t >= settled]
+def memory_slope(samples: list[tuple[int, float, float]], column: int,
+                 settled: float = SETTLED_SECONDS) -> float | None:
+    """Growth of ``column`` of the samples (1: RSS summed, 2: PSS) in MB per 10 minutes
+    after the first ``settled`` seconds (least squares over the samples from then on), so
+    "flat" is a number; None below three samples. (PSS also moves as other processes map
+    the same libraries: on a shared machine RSS is the steadier of the two.)"""
+    later = [(s[0], s[column]) for s in samples if s[0] >= settled]
     if len(later) < 3:
         return None
-    slope, _ = statistics.linear_regression([t for t, _ in later], [pss for _, pss in later])
+    slope, _ = statistics.linear_regression([t for t, _ in later], [mb for _, mb in later])
     return slope * 600
 
 
@@ -468,10 +470,11 @@ def report(args: argparse.Namespace, r: dict[str, Any]) -> None:
               f"p95 {r['viewer_p95']:.0f} ms")
     print("  server memory (s, RSS MB summed, PSS MB): "
           + ", ".join(f"({s}, {rss:.0f}, {pss:.0f})" for s, rss, pss in r["memory"]))
-    slope = memory_slope(r["memory"])
-    print(f"  server PSS slope after the first {SETTLED_SECONDS // 60} minutes: "
-          + (f"{slope:+.1f} MB per 10 minutes" if slope is not None else
-             "too few samples (run longer or sample more often)"))
+    rss, pss = (memory_slope(r["memory"], column) for column in (1, 2))
+    print(f"  server memory after the first {SETTLED_SECONDS // 60} minutes: "
+          + (f"RSS summed {rss:+.1f}, PSS {pss:+.1f} MB per 10 minutes"
+             if rss is not None and pss is not None else
+             "too few samples for a slope (run longer or sample more often)"))
 
 
 # -- first page -----------------------------------------------------------------------------
