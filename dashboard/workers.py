@@ -27,7 +27,6 @@ import signal
 import socket
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -43,8 +42,6 @@ STOP_SECONDS = 10.0
 SWITCH_SECONDS = 0.001
 #: A process that dies sooner than this after its start is restarted no faster than this.
 RESTART_SECONDS = 1.0
-#: How often a worker hands the C heap's free pages back to the system (:func:`trim_heap`).
-TRIM_SECONDS = 30.0
 
 
 def default_workers() -> int:
@@ -99,22 +96,6 @@ def _before_fork(root: Path) -> None:
     gc.freeze()
 
 
-def trim_heap(stop: threading.Event, seconds: float = TRIM_SECONDS) -> None:
-    """Every ``seconds``, give the C heap's free pages back to the system (glibc's
-    ``malloc_trim``). A worker's live C memory stays level, but glibc keeps what its
-    threads (request, drawing, SQLite) freed, scattered among live blocks, and hands it out
-    only to later requests that fit: a soak's workers held free pages growing without end
-    (2 → 20 MB of one worker's heap in 8 minutes, its in-use bytes flat) and its PSS crept
-    with them. A call is milliseconds. Where there is no glibc (musl, macOS) it does nothing."""
-    try:
-        trim = ctypes.CDLL(None).malloc_trim
-    except (OSError, AttributeError):
-        return
-    trim.argtypes = [ctypes.c_size_t]
-    while not stop.wait(seconds):
-        trim(0)
-
-
 def _run_worker(sock: socket.socket, root: Path, site: SiteConfig, registry: Path) -> None:
     import uvicorn
 
@@ -126,8 +107,6 @@ def _run_worker(sock: socket.socket, root: Path, site: SiteConfig, registry: Pat
     gc.collect()
     gc.freeze()
     sys.setswitchinterval(SWITCH_SECONDS)
-    threading.Thread(target=trim_heap, args=(threading.Event(),), name="heap-trim",
-                     daemon=True).start()
     config = uvicorn.Config(app.server, log_level="warning", **server_options(site.limits))
     uvicorn.Server(config).run(sockets=[sock])
 
