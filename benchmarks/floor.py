@@ -429,6 +429,24 @@ def run(args: argparse.Namespace, round_no: int) -> dict[str, Any]:
             "viewer_refreshes": sum(1 for p in polls if p[2])}
 
 
+#: Memory's first minutes are left out of its slope: the workers fill what they keep for
+#: the run (the tables' read models, SQLite's caches up to their limit) as screens open.
+SETTLED_SECONDS = 300
+
+
+def memory_slope(samples: list[tuple[int, float, float]], column: int,
+                 settled: float = SETTLED_SECONDS) -> float | None:
+    """Growth of ``column`` of the samples (1: RSS summed, 2: PSS) in MB per 10 minutes
+    after the first ``settled`` seconds (least squares over the samples from then on), so
+    "flat" is a number; None below three samples. (PSS also moves as other processes map
+    the same libraries: on a shared machine RSS is the steadier of the two.)"""
+    later = [(s[0], s[column]) for s in samples if s[0] >= settled]
+    if len(later) < 3:
+        return None
+    slope, _ = statistics.linear_regression([t for t, _ in later], [mb for _, mb in later])
+    return slope * 600
+
+
 def report(args: argparse.Namespace, r: dict[str, Any]) -> None:
     print(f"  coups accepted: {r['coups']} (API answer p50 {r['post_p50']:.0f} ms, p95 "
           f"{r['post_p95']:.0f} ms; refused/failed: {dict(r['errors']) or 'none'})")
@@ -452,6 +470,11 @@ def report(args: argparse.Namespace, r: dict[str, Any]) -> None:
               f"p95 {r['viewer_p95']:.0f} ms")
     print("  server memory (s, RSS MB summed, PSS MB): "
           + ", ".join(f"({s}, {rss:.0f}, {pss:.0f})" for s, rss, pss in r["memory"]))
+    rss, pss = (memory_slope(r["memory"], column) for column in (1, 2))
+    print(f"  server memory after the first {SETTLED_SECONDS // 60} minutes: "
+          + (f"RSS summed {rss:+.1f}, PSS {pss:+.1f} MB per 10 minutes"
+             if rss is not None and pss is not None else
+             "too few samples for a slope (run longer or sample more often)"))
 
 
 # -- first page -----------------------------------------------------------------------------
