@@ -105,6 +105,10 @@ def _checkpoints(store: Store, report: Report, file_events: list[Event] | None =
     _marker(store, points, report)
     if file_events is not None:
         _unsigned(points, file_events, report)
+    if not points and (file_events is None or not file_events):
+        reason = store.unsigned_reason()  # (file events uncovered are named just above)
+        if reason is not None:
+            report.add("checkpoint", checkpoint.FILE, f"there is no checkpoint at all: {reason}")
     if anchor is not None:
         _anchored(store, anchor, report)
     if not public.exists():
