@@ -392,8 +392,9 @@ def ingest_cmd(files: tuple[Path, ...], store: Path, fmt: str, table_id: str | N
     from tqdm import tqdm
 
     from roads.ingest.readers import FIELDS, ReadOptions
-    from roads.ingest.run import ingest
+    from roads.ingest.run import ingest, refuse_unreadable
 
+    refuse_unreadable(list(files))  # before the store is made: a refused name leaves none
     mapping = {}
     for item in mappings:
         name, sep, column = item.partition("=")
