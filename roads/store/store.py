@@ -72,6 +72,8 @@ from roads.store.journaled import (
 )
 from roads.store.layout import (
     ATTACHMENTS,
+    BULK_LOCK,
+    WRITERS_LOCK,
     Listing,
     part_name,
     relative_path,
@@ -291,13 +293,27 @@ class Store:
     def bulk_lock(self) -> Iterator[None]:
         """One bulk writer at a time (ingest, engine runs, compaction, purge): each sweeps
         the leftovers of its kind, which must not be another run's files in flight."""
-        path = self.root / ".bulk.lock"
-        with path.open("w") as fh:
+        path = self.root / BULK_LOCK
+        with path.open("w") as fh, self.writing():
             fcntl.flock(fh, fcntl.LOCK_EX)
             try:
                 yield
             finally:
                 fcntl.flock(fh, fcntl.LOCK_UN)
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """Held (shared, by any number of writers) while a writer's files are in flight (a
+        seal's hidden files, a bulk run's): ``store verify`` names temporaries found while
+        one holds it as in flight, and only those found when none does as left by a kill
+        (the lock goes with its process)."""
+        with (self.root / WRITERS_LOCK).open("a") as fh:
+            fcntl.flock(fh, fcntl.LOCK_SH)
+            yield
+
+    def writers_running(self) -> tuple[bool, bool]:
+        """Whether (any writer, a bulk writer) holds its lock now (a read: nothing made)."""
+        return _held(self.root / WRITERS_LOCK), _held(self.root / BULK_LOCK)
 
     @contextmanager
     def staging(self) -> Iterator[catalog.StagedRows]:
@@ -486,6 +502,12 @@ class Store:
     # -- sealing live shoes -----------------------------------------------------------------
     def seal(self, table_id: str, shoe_id: str, actor: str | None = None,
              run: Run | None = None) -> Event:
+        """Seal a closed shoe (:meth:`_seal`) as a writer (:meth:`writing`)."""
+        with self.writing():
+            return self._seal(table_id, shoe_id, actor, run)
+
+    def _seal(self, table_id: str, shoe_id: str, actor: str | None = None,
+              run: Run | None = None) -> Event:
         """Write a closed shoe's coups and shoe row to Parquet and journal them.
 
         The part name derives from the table and shoe, so sealing again after a crash
@@ -724,6 +746,21 @@ def _remove_empty(root: Path, partitions: Iterable[str]) -> None:
         directory = root / rel
         if directory.is_dir() and not any(directory.iterdir()):
             directory.rmdir()
+
+
+def _held(path: Path) -> bool:
+    """Whether a process holds a lock of ``path`` (a missing file: none ever did)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # (releases the lock it took)
+    return False
 
 
 def _publish(root: Path, written: Written) -> None:
