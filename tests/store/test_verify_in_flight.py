@@ -28,7 +28,7 @@ def _sealed(root: Path) -> tuple[Store, str]:
 
 
 def test_a_seals_hidden_file_is_in_flight_while_its_writer_runs(tmp_path: Path) -> None:
-    store, stored = _sealed(tmp_path / "store")
+    store, _ = _sealed(tmp_path / "store")
     hidden = temporary_name(store.root / "coups" / "date=2026-01-01" / "part-live-x.parquet")
     hidden.parent.mkdir(parents=True)
     hidden.write_bytes(b"half a seal")
