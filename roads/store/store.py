@@ -262,9 +262,10 @@ class Store:
                 "created_at": datetime.now(UTC).isoformat(timespec="seconds")}, indent=2)
             # signed as every write signs (never over removed checkpoints: then nothing is
             # signed, and verify goes on naming them)
-            store.sign_head(hashlib.sha256(text.encode()).hexdigest())
-            faults.point("store:marker-signed")
-            publish_text(root / MARKER, text)
+            with store.writing():  # (its hidden file is in flight until the rename)
+                store.sign_head(hashlib.sha256(text.encode()).hexdigest())
+                faults.point("store:marker-signed")
+                publish_text(root / MARKER, text)
         return store
 
     @property
