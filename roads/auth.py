@@ -18,7 +18,8 @@ import re
 import secrets
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -139,24 +140,34 @@ class Auth:
     def _db(self) -> sqlite3.Connection:
         return thread_connection(self._local, self.path)
 
-    def _journaled(self, kind: str, table_id: str, payload: dict[str, Any], by: str,
-                   write: Callable[[sqlite3.Connection], object]) -> None:
-        """Journal an account change, then make it in ``auth.sqlite`` in one transaction
-        with the record that its event is applied. The event first: a kill between the
-        two leaves an event whose row is as it was before it, which ``store verify`` names
-        as an interrupted write (not as a row no event made) and the next run of the
-        command completes (``roads.store.accounts``)."""
-        event = self.journal.append(kind, table_id, None, payload, by)
-        faults.point("accounts:journaled")
+    @contextmanager
+    def _writing(self) -> Iterator[sqlite3.Connection]:
+        """``auth.sqlite``'s write lock, held around a change's check, its journal event and
+        its row: two ``roads users add ana`` at once could otherwise both find no ``ana``
+        and both journal her, and an issue between its event and its row looks to a second
+        issue like one a kill left (closed as abandoned while the first hands it out).
+        Nothing takes the journal's lock and then this one, so the two cannot deadlock."""
         db = self._db()
         db.execute("BEGIN IMMEDIATE")
         try:
-            write(db)
-            db.execute("INSERT INTO applied VALUES (?)", (event.seq,))
+            yield db
         except BaseException:
             db.execute("ROLLBACK")
             raise
         db.execute("COMMIT")
+
+    def _journaled(self, db: sqlite3.Connection, kind: str, table_id: str,
+                   payload: dict[str, Any], by: str,
+                   write: Callable[[sqlite3.Connection], object]) -> None:
+        """Journal an account change, then make it in ``auth.sqlite`` with the record that
+        its event is applied, inside :meth:`_writing`'s transaction ``db``. The event first:
+        a kill between the two leaves an event whose row is as it was before it, which
+        ``store verify`` names as an interrupted write (not as a row no event made) and the
+        next run of the command completes (``roads.store.accounts``)."""
+        event = self.journal.append(kind, table_id, None, payload, by)
+        faults.point("accounts:journaled")
+        write(db)
+        db.execute("INSERT INTO applied VALUES (?)", (event.seq,))
 
     def _exists(self, name: str) -> bool:
         return self._db().execute("SELECT 1 FROM users WHERE name = ?",
@@ -170,16 +181,20 @@ class Auth:
             raise AuthError(f"user name {name!r}: use up to 64 letters, digits, '.', '_' or "
                             "'-', starting with a letter or digit")
         _check_password(password)
-        if self._exists(name):
+        if self._exists(name):  # early, before the slow hash; asked again under the lock
             raise AuthError(f"user {name!r} already exists")
         salt = secrets.token_bytes(16)
         hashed = hash_password(password, salt)
-        self._journaled("user_added", SYSTEM, {"user": name, "role": role,
-                                               "credential": credential_digest(salt, hashed)},
-                        by, lambda db: db.execute(
-                            "INSERT INTO users(name, role, salt, hash, created_at) "
-                            "VALUES (?,?,?,?,?)",
-                            (name, role, salt, hashed, self._clock().isoformat())))
+        with self._writing() as db:
+            if self._exists(name):
+                raise AuthError(f"user {name!r} already exists")
+            self._journaled(db, "user_added", SYSTEM,
+                            {"user": name, "role": role,
+                             "credential": credential_digest(salt, hashed)},
+                            by, lambda db: db.execute(
+                                "INSERT INTO users(name, role, salt, hash, created_at) "
+                                "VALUES (?,?,?,?,?)",
+                                (name, role, salt, hashed, self._clock().isoformat())))
 
     def set_password(self, name: str, password: str, by: str = "cli") -> None:
         _check_password(password)
@@ -193,36 +208,39 @@ class Auth:
                        (salt, hashed, name))
             db.execute("DELETE FROM sessions WHERE name = ?", (name,))
 
-        self._journaled("user_changed", SYSTEM, {"user": name, "change": "password",
-                                                 "credential": credential_digest(salt, hashed)},
-                        by, write)
+        with self._writing() as db:
+            if not self._exists(name):
+                raise AuthError(f"no user {name!r}")
+            self._journaled(db, "user_changed", SYSTEM,
+                            {"user": name, "change": "password",
+                             "credential": credential_digest(salt, hashed)}, by, write)
 
     def disable_user(self, name: str, by: str = "cli") -> None:
         """Refuse the user's logins and end their sessions and personal tokens at once."""
-        if not self._exists(name):
-            raise AuthError(f"no user {name!r}")
-        db = self._db()
-        sessions, tokens = db.execute(
-            "SELECT (SELECT count(*) FROM sessions WHERE name = ?), "
-            "(SELECT count(*) FROM tokens WHERE name = ? AND revoked = 0)",
-            (name, name)).fetchone()
-
         def write(db: sqlite3.Connection) -> None:  # all three or none
             db.execute("UPDATE users SET disabled = 1 WHERE name = ?", (name,))
             db.execute("DELETE FROM sessions WHERE name = ?", (name,))
             db.execute("UPDATE tokens SET revoked = 1 WHERE name = ? AND revoked = 0", (name,))
 
-        self._journaled("user_changed", SYSTEM, {"user": name, "change": "disabled",
-                                                 "sessions_ended": sessions,
-                                                 "tokens_revoked": tokens}, by, write)
+        with self._writing() as db:
+            if not self._exists(name):
+                raise AuthError(f"no user {name!r}")
+            sessions, tokens = db.execute(
+                "SELECT (SELECT count(*) FROM sessions WHERE name = ?), "
+                "(SELECT count(*) FROM tokens WHERE name = ? AND revoked = 0)",
+                (name, name)).fetchone()
+            self._journaled(db, "user_changed", SYSTEM,
+                            {"user": name, "change": "disabled", "sessions_ended": sessions,
+                             "tokens_revoked": tokens}, by, write)
 
     def enable_user(self, name: str, by: str = "cli") -> None:
         """Allow the user to log in again (revoked tokens stay revoked)."""
-        if not self._exists(name):
-            raise AuthError(f"no user {name!r}")
-        self._journaled("user_changed", SYSTEM, {"user": name, "change": "enabled"}, by,
-                        lambda db: db.execute("UPDATE users SET disabled = 0 WHERE name = ?",
-                                              (name,)))
+        with self._writing() as db:
+            if not self._exists(name):
+                raise AuthError(f"no user {name!r}")
+            self._journaled(db, "user_changed", SYSTEM, {"user": name, "change": "enabled"},
+                            by, lambda db: db.execute(
+                                "UPDATE users SET disabled = 0 WHERE name = ?", (name,)))
 
     def users(self) -> list[dict[str, str | bool]]:
         rows = self._db().execute(
@@ -255,11 +273,17 @@ class Auth:
         expires = self._clock() + timedelta(hours=SESSION_HOURS)
         row_values = (_digest(token), name, csrf, expires.isoformat())
         # The event first: a crash between the two leaves a login without a session (no
-        # harm), never a session no login recorded (which verify names as planted).
-        self.journal.append("login", SYSTEM, None, {"user": name, "address": address,
-                                                    "credential": credential_digest(
-                                                        *row_values)}, name)
-        self._db().execute("INSERT INTO sessions VALUES (?,?,?,?)", row_values)
+        # harm), never a session no login recorded (which verify names as planted). Under
+        # the write lock, with the password and the user asked again: a password change
+        # or disabling journaled between the hash and the row ends the session it let in.
+        with self._writing() as db:
+            if db.execute("SELECT role, salt, hash, disabled FROM users WHERE name = ?",
+                          (name,)).fetchone() != row:
+                raise AuthError("wrong user name or password")
+            self.journal.append("login", SYSTEM, None, {"user": name, "address": address,
+                                                        "credential": credential_digest(
+                                                            *row_values)}, name)
+            db.execute("INSERT INTO sessions VALUES (?,?,?,?)", row_values)
         return token, Session(name, row[0], csrf, expires)
 
     def _refused(self, name: str, address: str, reason: str) -> None:
@@ -311,21 +335,25 @@ class Auth:
 
     def issue_key(self, table_id: str, by: str = "cli") -> str:
         """A new key for one table's card-reading shoe or system; shown once, stored hashed."""
-        self._abandon("api_key", table_id, by)
-        key_id = self._new_id()
-        key = f"rk_{key_id}_{secrets.token_urlsafe(32)}"
-        self._journaled("api_key_issued", table_id,
-                        {"key_id": key_id, "credential": credential_digest(_digest(key))}, by,
-                        lambda db: db.execute(
-                            "INSERT INTO api_keys(key_hash, key_id, table_id, created_by, "
-                            "created_at) VALUES (?,?,?,?,?)",
-                            (_digest(key), key_id, table_id, by, self._clock().isoformat())))
+        with self._writing() as db:
+            self._abandon(db, "api_key", table_id, by)
+            key_id = self._new_id()
+            key = f"rk_{key_id}_{secrets.token_urlsafe(32)}"
+            self._journaled(db, "api_key_issued", table_id,
+                            {"key_id": key_id, "credential": credential_digest(_digest(key))},
+                            by, lambda db: db.execute(
+                                "INSERT INTO api_keys(key_hash, key_id, table_id, created_by, "
+                                "created_at) VALUES (?,?,?,?,?)",
+                                (_digest(key), key_id, table_id, by,
+                                 self._clock().isoformat())))
         return key
 
-    def _abandon(self, kind: Literal["api_key", "token"], owner: str, by: str) -> None:
+    def _abandon(self, db: sqlite3.Connection, kind: Literal["api_key", "token"], owner: str,
+                 by: str) -> None:
         """Close the keys (of table ``owner``) or tokens (of user ``owner``) an issue killed
         between its event and its row journaled but never stored (the secret was never
-        shown): revoked as ``abandoned``, so no row of them may appear later."""
+        shown): revoked as ``abandoned``, so no row of them may appear later. Called
+        under :meth:`_writing`, so an issue still running cannot be taken for one."""
         table, column = ("api_keys", "key_id") if kind == "api_key" else ("tokens", "token_id")
         issued = self.journal.of_kinds((f"{kind}_issued", f"{kind}_revoked"))
         closed = {e.payload.get(column) for e in issued if e.kind.endswith("_revoked")}
@@ -333,11 +361,11 @@ class Auth:
             ident = event.payload.get(column)
             mine = event.table_id if kind == "api_key" else event.payload.get("user")
             if (event.kind.endswith("_issued") and mine == owner and ident not in closed
-                    and self._db().execute(f"SELECT 1 FROM {table} WHERE {column} = ?",
-                                           (ident,)).fetchone() is None):
+                    and db.execute(f"SELECT 1 FROM {table} WHERE {column} = ?",
+                                   (ident,)).fetchone() is None):
                 payload = {column: ident, "abandoned": True,
                            **({} if kind == "api_key" else {"user": owner})}
-                self._journaled(f"{kind}_revoked", event.table_id, payload, by,
+                self._journaled(db, f"{kind}_revoked", event.table_id, payload, by,
                                 lambda db: None)
 
     def key_table(self, key: str) -> tuple[str, str] | None:
@@ -354,24 +382,25 @@ class Auth:
         shown once, stored hashed, journaled; it expires after ``days``."""
         if not 1 <= days <= 366:
             raise AuthError(f"a token lasts 1 to 366 days (got {days})")
-        row = self._db().execute("SELECT disabled FROM users WHERE name = ?",
-                                 (name,)).fetchone()
-        if row is None:
-            raise AuthError(f"no user {name!r}")
-        if row[0]:
-            raise AuthError(f"user {name!r} is disabled")
-        self._abandon("token", name, by)
-        token_id = self._new_id()
-        token = f"rt_{token_id}_{secrets.token_urlsafe(32)}"
-        expires = self._clock() + timedelta(days=days)
-        self._journaled("token_issued", SYSTEM,
-                        {"user": name, "token_id": token_id, "expires_at": expires.isoformat(),
-                         "credential": credential_digest(_digest(token))}, by,
-                        lambda db: db.execute(
-                            "INSERT INTO tokens(token_hash, token_id, name, created_by, "
-                            "created_at, expires_at) VALUES (?,?,?,?,?,?)",
-                            (_digest(token), token_id, name, by, self._clock().isoformat(),
-                             expires.isoformat())))
+        with self._writing() as db:
+            row = db.execute("SELECT disabled FROM users WHERE name = ?", (name,)).fetchone()
+            if row is None:
+                raise AuthError(f"no user {name!r}")
+            if row[0]:
+                raise AuthError(f"user {name!r} is disabled")
+            self._abandon(db, "token", name, by)
+            token_id = self._new_id()
+            token = f"rt_{token_id}_{secrets.token_urlsafe(32)}"
+            expires = self._clock() + timedelta(days=days)
+            self._journaled(db, "token_issued", SYSTEM,
+                            {"user": name, "token_id": token_id,
+                             "expires_at": expires.isoformat(),
+                             "credential": credential_digest(_digest(token))}, by,
+                            lambda db: db.execute(
+                                "INSERT INTO tokens(token_hash, token_id, name, created_by, "
+                                "created_at, expires_at) VALUES (?,?,?,?,?,?)",
+                                (_digest(token), token_id, name, by,
+                                 self._clock().isoformat(), expires.isoformat())))
         return token
 
     def token_session(self, token: str) -> Session | None:
@@ -397,24 +426,25 @@ class Auth:
 
     def revoke(self, key_id: str, by: str = "cli") -> Literal["key", "token"]:
         """Revoke an API key or a personal token by its id; returns which it was."""
-        db = self._db()
-        key = db.execute("SELECT table_id, revoked FROM api_keys WHERE key_id = ?",
-                         (key_id,)).fetchone()
-        token = db.execute("SELECT name, revoked FROM tokens WHERE token_id = ?",
-                           (key_id,)).fetchone()
-        found = key or token
-        if found is None:
-            raise AuthError(f"no API key or personal token with id {key_id!r}")
-        if found[1]:
-            raise AuthError(f"{key_id} is already revoked")
-        if key is not None:
-            self._journaled("api_key_revoked", key[0], {"key_id": key_id}, by,
-                            lambda db: db.execute(
-                                "UPDATE api_keys SET revoked = 1 WHERE key_id = ?", (key_id,)))
-            return "key"
-        self._journaled("token_revoked", SYSTEM, {"user": token[0], "token_id": key_id}, by,
-                        lambda db: db.execute(
-                            "UPDATE tokens SET revoked = 1 WHERE token_id = ?", (key_id,)))
+        with self._writing() as db:
+            key = db.execute("SELECT table_id, revoked FROM api_keys WHERE key_id = ?",
+                             (key_id,)).fetchone()
+            token = db.execute("SELECT name, revoked FROM tokens WHERE token_id = ?",
+                               (key_id,)).fetchone()
+            found = key or token
+            if found is None:
+                raise AuthError(f"no API key or personal token with id {key_id!r}")
+            if found[1]:
+                raise AuthError(f"{key_id} is already revoked")
+            if key is not None:
+                self._journaled(db, "api_key_revoked", key[0], {"key_id": key_id}, by,
+                                lambda db: db.execute(
+                                    "UPDATE api_keys SET revoked = 1 WHERE key_id = ?",
+                                    (key_id,)))
+                return "key"
+            self._journaled(db, "token_revoked", SYSTEM, {"user": token[0], "token_id": key_id},
+                            by, lambda db: db.execute(
+                                "UPDATE tokens SET revoked = 1 WHERE token_id = ?", (key_id,)))
         return "token"
 
     def credentials(self) -> list[Credential]:

@@ -6,12 +6,16 @@ import secrets
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from roads.auth import ROLES, TOKEN_DAYS, Auth
 from roads.cli import DEFAULT_STORE, _emit_json, create_store, input_errors, main, open_store
 from roads.errors import InputError
+
+if TYPE_CHECKING:
+    from roads.store import Store
 
 _STORE = click.option("--store", type=click.Path(path_type=Path), default=DEFAULT_STORE,
                       show_default=True, help="Store directory.")
@@ -91,11 +95,12 @@ def serve_cmd(store: Path, host: str, port: int, config_path: Path | None,
     if demo and source is not None and source.name == "DEFAULT":
         store = DEMO_STORE
     if not demo:
-        open_store(store).journal.close()  # a read: a mistyped path is an error
+        _signable(open_store(store))  # a read: a mistyped path is an error
     _port_free(host, port)  # before anything is written
     tables = [f"T{i:02d}" for i in range(1, demo_tables + 1)]
     if demo:
         _demo_store(store)
+        _signable(open_store(store))
         with ThreadPoolExecutor(1) as pool:  # ended (its thread joined) before any fork
             # the demo users' passwords are hashed (scrypt, outside the GIL) while the
             # server's code is imported (which the server would do next)
@@ -110,6 +115,15 @@ def serve_cmd(store: Path, host: str, port: int, config_path: Path | None,
                f"{first}   API: http://{host}:{port}/openapi.json   ({count} worker"
                f"{'s' if count > 1 else ''})")
     serve(store, site, host, port, count, (tables, pace) if demo else None)
+
+
+def _signable(store: Store) -> None:
+    """Refuse to serve a store whose checkpoints were removed: its start-up sweep and every
+    seal would leave the journal unsigned, or, before, sign it as if it were whole."""
+    reason = store.unsigned_reason()
+    store.journal.close()
+    if reason is not None:
+        raise InputError(f"refusing to serve {store.root}: {reason}")
 
 
 def _demo_users(store: Path) -> list[str]:

@@ -323,6 +323,17 @@ class _Run:
             [self.earlier.join(mine, on=list(COUP_KEY), how="anti"), mine])
 
 
+def refuse_unreadable(paths: list[Path]) -> None:
+    """Refuse the first path that is not a regular file (missing, a directory, a pipe):
+    the command asks before it makes the store, so a mistyped name leaves nothing."""
+    missing = [p for p in paths if not p.is_file()]
+    if missing:
+        what = ("is a directory; name the files in it" if missing[0].is_dir() else
+                "is not a regular file (a pipe or a device); save it to a file first"
+                if missing[0].exists() else "no such file")
+        raise InputError(f"{missing[0]}: {what}")
+
+
 def ingest(paths: list[Path], store: Store, options: ReadOptions, rules: RuleSet,
            progress: Callable[[Path], None] | None = None,
            actor: str = "cli", replace: bool = False) -> IngestResult:
@@ -333,12 +344,7 @@ def ingest(paths: list[Path], store: Store, options: ReadOptions, rules: RuleSet
     ``replace``: import files again even if ingested, amending stored coups whose content
     differs (see the module doc)."""
     run_id = datetime.now(UTC).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
-    missing = [p for p in paths if not p.is_file()]
-    if missing:
-        what = ("is a directory; name the files in it" if missing[0].is_dir() else
-                "is not a regular file (a pipe or a device); save it to a file first"
-                if missing[0].exists() else "no such file")
-        raise InputError(f"{missing[0]}: {what}")
+    refuse_unreadable(paths)
     files: list[dict[str, Any]] = []
     quarantine: list[pl.DataFrame] = []
     flags: list[pl.DataFrame] = []

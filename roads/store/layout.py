@@ -42,9 +42,12 @@ def relative_path(table: str, day: str | None, name: str) -> str:
 #: writers' lock, the journal writers' queue file, the signed checkpoints and the
 #: checkpoint key.
 DATABASES = ("journal.sqlite", "auth.sqlite", "logins.sqlite")
+#: Held by the one bulk writer (exclusive), and by every writer while its files are in
+#: flight (shared): :meth:`roads.store.store.Store.writing`.
+BULK_LOCK, WRITERS_LOCK = ".bulk.lock", ".writers.lock"
 FIXED = frozenset({*(db + suffix for db in DATABASES for suffix in ("", "-wal", "-shm",
                                                                     "-journal")),
-                   "store.json", ".bulk.lock", "journal.sqlite.lock",
+                   "store.json", BULK_LOCK, WRITERS_LOCK, "journal.sqlite.lock",
                    "checkpoints/checkpoints.jsonl",
                    "keys/store-ed25519.pem", "keys/store-ed25519.pub"})
 #: An ingest run's own files, by folder: its report, quarantined rows and flags (each

@@ -35,7 +35,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, Final
@@ -47,7 +47,7 @@ import pyarrow.parquet as pq
 
 from roads import faults
 from roads.errors import InputError
-from roads.files import fsync_dir, publish_text, sync_all, temporary_name
+from roads.files import fsync_dir, publish_text, sha256, sync_all, temporary_name
 from roads.schema import SCHEMA_VERSION, SHOE_KEY, conform, provenance, shoe_runs
 from roads.store import catalog, checkpoint
 from roads.store.catalog import INDEX_SCHEMA, KEYS, UNDATED, FileEntry
@@ -72,6 +72,8 @@ from roads.store.journaled import (
 )
 from roads.store.layout import (
     ATTACHMENTS,
+    BULK_LOCK,
+    WRITERS_LOCK,
     Listing,
     part_name,
     relative_path,
@@ -260,9 +262,10 @@ class Store:
                 "created_at": datetime.now(UTC).isoformat(timespec="seconds")}, indent=2)
             # signed as every write signs (never over removed checkpoints: then nothing is
             # signed, and verify goes on naming them)
-            store.sign_head(hashlib.sha256(text.encode()).hexdigest())
-            faults.point("store:marker-signed")
-            publish_text(root / MARKER, text)
+            with store.writing():  # (its hidden file is in flight until the rename)
+                store.sign_head(hashlib.sha256(text.encode()).hexdigest())
+                faults.point("store:marker-signed")
+                publish_text(root / MARKER, text)
         return store
 
     @property
@@ -291,13 +294,27 @@ class Store:
     def bulk_lock(self) -> Iterator[None]:
         """One bulk writer at a time (ingest, engine runs, compaction, purge): each sweeps
         the leftovers of its kind, which must not be another run's files in flight."""
-        path = self.root / ".bulk.lock"
-        with path.open("w") as fh:
+        path = self.root / BULK_LOCK
+        with path.open("w") as fh, self.writing():
             fcntl.flock(fh, fcntl.LOCK_EX)
             try:
                 yield
             finally:
                 fcntl.flock(fh, fcntl.LOCK_UN)
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """Held (shared, by any number of writers) while a writer's files are in flight (a
+        seal's hidden files, a bulk run's): ``store verify`` names temporaries found while
+        one holds it as in flight, and only those found when none does as left by a kill
+        (the lock goes with its process)."""
+        with (self.root / WRITERS_LOCK).open("a") as fh:
+            fcntl.flock(fh, fcntl.LOCK_SH)
+            yield
+
+    def writers_running(self) -> tuple[bool, bool]:
+        """Whether (any writer, a bulk writer) holds its lock now (a read: nothing made)."""
+        return _held(self.root / WRITERS_LOCK), _held(self.root / BULK_LOCK)
 
     @contextmanager
     def staging(self) -> Iterator[catalog.StagedRows]:
@@ -424,15 +441,27 @@ class Store:
         return checkpoint.write(self.root, self.journal, marker)
 
     def sign_head(self, marker: str | None = None) -> Checkpoint | None:
-        """Sign the head after a write, unless the checkpoints were removed: with no
-        checkpoint at all, only a journal holding a single file event (the store's first
-        write) is signed. More means the checkpoint file was deleted, and signing would
-        cover the cut or re-chained journal behind it, which ``store verify`` names
-        instead (None is returned and nothing is signed)."""
-        if checkpoint.newest(self.root / checkpoint.DIRECTORY / checkpoint.FILE) is None \
-                and self.journal.count_after(FILE_KINDS, 0) > 1:
+        """Sign the head after a write, unless the checkpoints were removed
+        (:meth:`unsigned_reason`): signing would cover the cut or re-chained journal
+        behind them, which ``store verify`` names instead (None is returned and nothing is
+        signed)."""
+        if self.unsigned_reason() is not None:
             return None
         return self.checkpoint(marker)
+
+    def unsigned_reason(self) -> str | None:
+        """Why the store's head must not be signed, else None: no checkpoint at all over a
+        journal that holds events. A store is signed at its creation (over the empty
+        journal), so its checkpoints were removed, perhaps with the journal cut back to
+        its first write, which signing would vouch for (``serve`` refuses to start)."""
+        if checkpoint.newest(self.root / checkpoint.DIRECTORY / checkpoint.FILE) is not None:
+            return None
+        events = self.journal.head()[0]
+        if events == 0:
+            return None
+        return (f"the journal holds {events:,} events but no signed checkpoint: the "
+                "checkpoints were removed (or the last one does not read), and the journal "
+                "may have been cut back behind them; `roads store verify` names them")
 
     def sign_interrupted(self) -> Checkpoint | None:
         """Sign the head when file events follow the newest checkpoint: a write killed
@@ -474,6 +503,12 @@ class Store:
     # -- sealing live shoes -----------------------------------------------------------------
     def seal(self, table_id: str, shoe_id: str, actor: str | None = None,
              run: Run | None = None) -> Event:
+        """Seal a closed shoe (:meth:`_seal`) as a writer (:meth:`writing`)."""
+        with self.writing():
+            return self._seal(table_id, shoe_id, actor, run)
+
+    def _seal(self, table_id: str, shoe_id: str, actor: str | None = None,
+              run: Run | None = None) -> Event:
         """Write a closed shoe's coups and shoe row to Parquet and journal them.
 
         The part name derives from the table and shoe, so sealing again after a crash
@@ -555,7 +590,7 @@ class Store:
             entry = None if target is None else stored.get(target)
             if target is None or entry is None:
                 continue
-            if not (self.root / target).exists() and _sha256(self.root / rel) == entry.sha256:
+            if not (self.root / target).exists() and sha256(self.root / rel) == entry.sha256:
                 os.replace(self.root / rel, self.root / target)
                 fsync_dir((self.root / target).parent)
                 continue
@@ -589,7 +624,9 @@ class Store:
                     or ("import" in kinds and top in ATTACHMENTS):
                 (self.root / rel).unlink(missing_ok=True)
                 gone.append(rel)
-        gone += self.sweep_stored(listing)
+        removed = set(gone)
+        left = [rel for rel in listing.temporaries if rel not in removed]
+        gone += self.sweep_stored(replace(listing, temporaries=left))  # each once
         purged = {p for e in cleared if e.kind == "data_purged"
                   for p in e.payload.get("partitions", ())}
         _remove_empty(self.root, purged | {rel.rsplit("/", 1)[0] for rel in gone})
@@ -622,7 +659,7 @@ class Store:
 
     def _merge(self, table: str, day: str, entries: list[FileEntry], actor: str) -> None:
         for entry in entries:
-            found = _sha256(self.root / entry.path)
+            found = sha256(self.root / entry.path)
             if found != entry.sha256:
                 raise StoreError(f"{entry.path} does not match its journaled SHA-256; "
                                  "not compacting it (see `roads store verify`)")
@@ -712,12 +749,19 @@ def _remove_empty(root: Path, partitions: Iterable[str]) -> None:
             directory.rmdir()
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+def _held(path: Path) -> bool:
+    """Whether a process holds a lock of ``path`` (a missing file: none ever did)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # (releases the lock it took)
+    return False
 
 
 def _publish(root: Path, written: Written) -> None:

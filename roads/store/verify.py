@@ -65,6 +65,9 @@ class Report:
     coups: int = 0
     events: int = 0
     sealed_shoes: int = 0
+    #: Temporaries found while a writer held its lock (``Store.writing``): files of a
+    #: write in flight, listed, not problems (a kill's are problems when none runs).
+    in_flight: list[str] = field(default_factory=list)
 
     def add(self, kind: str, where: str, detail: str) -> None:
         self.problems.append({"kind": kind, "where": where, "detail": detail})
@@ -83,6 +86,7 @@ class Report:
         counts = Counter(p["kind"] for p in self.problems)
         return {"ok": self.ok, "files": self.files, "bytes": self.bytes, "coups": self.coups,
                 "events": self.events, "sealed_shoes": self.sealed_shoes,
+                "in_flight": self.in_flight,
                 "problems_by_kind": dict(counts), "first_of_each_kind": self.first_of_each_kind(),
                 "problems": self.problems}
 
@@ -105,6 +109,10 @@ def _checkpoints(store: Store, report: Report, file_events: list[Event] | None =
     _marker(store, points, report)
     if file_events is not None:
         _unsigned(points, file_events, report)
+    if not points and (file_events is None or not file_events):
+        reason = store.unsigned_reason()  # (file events uncovered are named just above)
+        if reason is not None:
+            report.add("checkpoint", checkpoint.FILE, f"there is no checkpoint at all: {reason}")
     if anchor is not None:
         _anchored(store, anchor, report)
     if not public.exists():
@@ -233,20 +241,32 @@ def _unaccounted(store: Store, entries: list[FileEntry], report: Report,
     """Every file under the store (one walk) that is neither a file the journal names nor
     one of the store's own (:data:`~roads.store.layout.FIXED`)."""
     listed = {e.path for e in entries}
+    before = store.writers_running()
     found = walk(store.root)
+    writing, bulk = (a or b for a, b in zip(before, store.writers_running(), strict=True))
+    if set(found.parts) - listed:  # committed since the catalogue was read?
+        listed |= {e.path for e in catalog.files(store.journal.connection())}
     for rel in found.parts:
         if rel in removed and rel not in listed:
             report.add("not accounted for", rel, "a file a committed compaction or purge "
                        "removed, left by an interrupted deletion (the next compaction or "
                        "purge deletes it)")
+        elif rel not in listed and bulk:  # a bulk run's parts wait under their names
+            report.in_flight.append(rel)
         elif rel not in listed:
             report.add("not accounted for", rel, "no committed journal event names this file")
     for rel in found.attachments:
-        if rel not in attachments:
+        if rel not in attachments and bulk:  # a running ingest's report, before its commit
+            report.in_flight.append(rel)
+        elif rel not in attachments:
             report.add("not accounted for", rel, "no committed ingest run names this file "
                        "(a killed run's, which the next ingest removes, or put there)")
-    for rel in found.temporaries:
-        report.add("not accounted for", rel, "a temporary file left by an interrupted write")
+    for rel in found.temporaries:  # a writer ran before or after the walk: maybe its own
+        if writing:
+            report.in_flight.append(rel)
+        elif (store.root / rel).exists():  # (one gone since was a write that ended)
+            report.add("not accounted for", rel, "a temporary file left by an interrupted "
+                       "write")
     for rel in found.other:
         report.add("not accounted for", rel, "not a file the store writes: no journal "
                    "event names it and it is none of the store's own files")

@@ -22,7 +22,14 @@ from roads.ingest import bounds
 from roads.ingest.entry import CoupEntry
 from roads.rules import PRESETS, RulesError, RuleSet
 from roads.store import Event, Selection, Store
-from roads.store.journal import SERVER_HEAP_BYTES, Action, GroupCommitter, limit_heap
+from roads.store.journal import (
+    SERVER_HEAP_BYTES,
+    SYSTEM,
+    Action,
+    GroupCommitter,
+    Transaction,
+    limit_heap,
+)
 from roads.tables import actions
 from roads.tables.actions import LiveError, Posted
 from roads.tables.open_shoes import OpenShoes
@@ -79,18 +86,26 @@ class TableService:
                   burn_cards: list[str] | None = None, cut_card_index: int | None = None,
                   source: str = "live") -> Event:
         authorize(actor, "open_shoe", table_id)
-        self._new_table(actor, table_id)
         rule_set = self.settings.rule_set(rules)
-        return self._run(actions.open_shoe(table_id, shoe_id, rule_set, actor.name,
-                                                  source, burn_cards, cut_card_index))
+        opening = actions.open_shoe(table_id, shoe_id, rule_set, actor.name, source,
+                                    burn_cards, cut_card_index)
+        if table_id in self.settings.tables or self.journal.table_head(table_id) > 0:
+            return self._run(opening)  # a known table stays known: no lock needed to say so
 
-    def _new_table(self, actor: Actor, table_id: str) -> None:
+        def first_shoe(tx: Transaction) -> Event:
+            self._new_table(tx, actor, table_id)
+            return opening(tx)
+
+        return self._run(first_shoe)
+
+    def _new_table(self, tx: Transaction, actor: Actor, table_id: str) -> None:
         """Refuse a table id that only looks like a known table, and, on a floor that lists
         its tables, a first shoe at an unlisted table by anyone but a supervisor (a table key
-        was issued for its table by one)."""
-        if table_id in self.settings.tables or self.journal.table_head(table_id) > 0:
-            return
-        known = {*self.settings.tables, *self.store.read.tables()}
+        was issued for its table by one). Asked inside the transaction that would open the
+        shoe (``tx``): two workers opening ``t09`` and ``T09`` at once both found neither."""
+        known = {*self.settings.tables, *(r[0] for r in tx.db.execute(
+            "SELECT DISTINCT table_id FROM events WHERE table_id != ? UNION "
+            "SELECT DISTINCT table_id FROM shoe_index", (SYSTEM,)))}
         if table_id in known:
             return
         twin = bounds.lookalike(table_id, known)

@@ -127,3 +127,58 @@ def test_rewriting_store_json_does_not_sign_over_removed_checkpoints(cut: Path) 
     details = _uncovered(cut)
     assert details and all("no checkpoint at all" in d for d in details), details
     assert store.purpose == ""  # nothing vouches for the file written now
+
+
+def test_a_journal_cut_to_one_seal_is_not_signed_by_the_start_up_sweep(
+        tmp_path: Path) -> None:
+    """Cut back to its first seal, with the checkpoint file deleted, the journal holds one
+    file event: the start-up sweep (``seal_pending`` signs a write killed before its
+    checkpoint) signed it as a store's first write, and verify then found nothing. A store
+    is signed at its creation, so no checkpoint at all over a journal with events means
+    they were removed: nothing signs, verify and ``serve`` name it."""
+    from click.testing import CliRunner
+
+    from roads.cli import main
+
+    floor = Floor(tmp_path / "store")
+    for shoe in ("S1", "S2"):
+        floor.open_shoe("T1", shoe)
+        floor.coups("T1", "BPPBT")
+        floor.close("T1")
+    root = floor.store.root
+    _cut_to_seals(root, 1)
+    store = Store.open(root)
+    assert store.seal_pending() == []  # what `serve` runs at start-up
+    assert store.sign_head() is None
+    assert not (root / "checkpoints" / "checkpoints.jsonl").exists()
+    [detail] = _uncovered(root)
+    assert "no checkpoint at all" in detail
+    result = CliRunner().invoke(main, ["serve", "--store", str(root), "--port", "1"])
+    assert result.exit_code == 2 and isinstance(result.exception, SystemExit)
+    assert result.output.count("\n") == 1 and "no signed checkpoint" in result.output
+
+
+def test_a_journal_cut_to_its_accounts_is_named(tmp_path: Path) -> None:
+    """No file event left (cut back to before the first seal) but the journal's account
+    events: no checkpoint at all is named all the same (the store signed its creation)."""
+    from roads.auth import Auth
+
+    floor = Floor(tmp_path / "store")
+    Auth(floor.store.root, floor.store.journal).add_user("ana", "dealer", "correct horse b")
+    floor.open_shoe("T1", "S1")
+    floor.coups("T1", "BP")
+    floor.close("T1")
+    root = floor.store.root
+    db = sqlite3.connect(root / "journal.sqlite")
+    first_seal = floor.store.journal.of_kinds(("shoe_sealed",))[0].seq
+    db.executescript("DROP TRIGGER events_no_update; DROP TRIGGER events_no_delete;"
+                     f"DELETE FROM events WHERE seq >= {first_seal};"
+                     f"DELETE FROM catalog WHERE seq >= {first_seal};"
+                     "DELETE FROM catalog_shoes; DELETE FROM shoe_index;")
+    db.close()
+    for part in root.glob("*/**/part-*.parquet"):
+        part.unlink()
+    (root / "checkpoints" / "checkpoints.jsonl").unlink()
+    store = Store.open(root)
+    assert store.sign_head() is None
+    assert any("no checkpoint at all" in d for d in _uncovered(root)), _uncovered(root)
