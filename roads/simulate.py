@@ -17,7 +17,7 @@ import polars as pl
 from roads.engine import DealtBatch, deal_batch, shoe_seeds
 from roads.ingest.engine_batches import EngineFiles
 from roads.rules import RuleSet
-from roads.store import Part, StagedRows, Store, Written
+from roads.store import Part, Store, Written
 
 DEFAULT_START = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -69,49 +69,38 @@ def write_simulation(
 ) -> tuple[list[str], int]:
     """Deal the run into the store; returns the files written and the coups dealt.
 
-    One part file per table per batch; batches are turned into columns and encoded on
-    writer threads (pyarrow and polars release the GIL) while the next batch is dealt, with
-    at most two batches in flight, so memory stays bounded whatever the number of shoes.
-    Each batch's catalogue rows are staged by one catalogue thread, in batch order, on the
-    run's connection (which this thread does not touch until the commit). This thread only
-    deals: the columns and the staging done here held it for two thirds of its time
-    (py-spy --gil), and it was the run's one serial path. The files become
-    visible together, when one ``files_published`` event journals them; a run killed before
-    that leaves files no reader sees, which the next engine run into the store removes. The
-    files are fsynced side by side by that commit, not one by one on the writer threads."""
+    One part file per table per batch; batches are encoded on writer threads (pyarrow and
+    polars release the GIL) while the next batch is dealt, with at most two batches in
+    flight, so memory stays bounded whatever the number of shoes. The files become visible
+    together, when one ``files_published`` event journals them; a run killed before that
+    leaves files no reader sees, which the next engine run into the store removes. The files
+    are fsynced side by side by that commit, not one by one on the writer threads."""
     written: list[Written] = []
     total = 0
     pending: list[Future[list[Written]]] = []
     with store.bulk_lock(), store.staging() as staged:
         store.sweep(("engine",))
-        with ThreadPoolExecutor(max_workers=2) as pool, \
-                ThreadPoolExecutor(max_workers=1, thread_name_prefix="catalogue") as catalogue:
+        with ThreadPoolExecutor(max_workers=2) as pool:
             for first, batch in sim.batches():
+                files = EngineFiles(sim, first, batch)
                 while len(pending) >= 2:
-                    written += pending.pop(0).result()
-                job = pool.submit(_write, store, sim, first, batch)
-                pending.append(catalogue.submit(_staged, store, staged, job))
-                count, coups = len(batch.seeds), len(batch.result)
-                total += coups
+                    written += store.stage(staged, pending.pop(0).result())
+                count = len(batch.seeds)
+                pending.append(pool.submit(_write, store, sim, first, count, files))
+                total += files.coups.height
                 if progress is not None:
-                    progress(count, coups)
-            for done in pending:
-                written += done.result()
+                    progress(count, files.coups.height)
+            for job in pending:
+                written += store.stage(staged, job.result())
         store.commit("files_published", written, {"run": sim.metadata(), "coups": total},
                      actor, staged=staged)
     return [w.entry.path for w in written], total
 
 
-def _staged(store: Store, staged: StagedRows, job: Future[list[Written]]) -> list[Written]:
-    """A batch's files once written, their shoe rows staged (on the catalogue thread)."""
-    return store.stage(staged, job.result())
-
-
-def _write(store: Store, sim: Simulation, first: int, batch: DealtBatch) -> list[Written]:
-    """One batch's two part files, written unsynced: its columns are built and the coups
-    file's content hashed from the batch's buffers here, on the writer thread (the shoes
-    file's, by the store)."""
-    files, count = EngineFiles(sim, first, batch), len(batch.seeds)
+def _write(store: Store, sim: Simulation, first: int, count: int, files: EngineFiles
+           ) -> list[Written]:
+    """One batch's two part files, written unsynced; the coups file's content is hashed
+    from the batch's buffers here, on the writer thread (the shoes file's, by the store)."""
     parts = [sim.part(t, first, count, data)
              for t, data in (("coups", files.coups), ("shoes", files.shoes))]
     return store.write_parts(parts, "engine", False, [files.coups_content(), None])

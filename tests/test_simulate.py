@@ -158,10 +158,10 @@ def test_the_engine_content_is_the_digest_of_its_frame(tables: int, prefix: str,
 
 
 @pytest.mark.parametrize("where", ["write_part", "stage"])
-def test_a_failure_off_the_dealing_thread_fails_the_run(
+def test_a_failed_write_or_staging_fails_the_run(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str) -> None:
-    """A batch's columns, files and staged rows are made on other threads: an error there
-    (a full disk, a staging insert) is the run's error, not a hang, and nothing is seen."""
+    """A batch's files are written on writer threads while the next is dealt: an error there
+    or in staging its rows (a full disk) is the run's error, not a hang, and nothing is seen."""
     import roads.store.store as store_module
 
     calls = {"n": 0}
