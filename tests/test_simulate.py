@@ -155,3 +155,33 @@ def test_the_engine_content_is_the_digest_of_its_frame(tables: int, prefix: str,
     assert content.shoes.equals(files.coups.select("table_id", "shoe_id").unique(
         maintain_order=True))
     assert content.shoes.height == 300
+
+
+@pytest.mark.parametrize("where", ["write_part", "stage"])
+def test_a_failed_write_or_staging_fails_the_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str) -> None:
+    """A batch's files are written on writer threads while the next is dealt: an error there
+    or in staging its rows (a full disk) is the run's error, not a hang, and nothing is seen."""
+    import roads.store.store as store_module
+
+    calls = {"n": 0}
+    target = store_module if where == "write_part" else Store
+    real = getattr(target, where)
+
+    def failing(*args: object, **kwargs: object) -> object:
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise OSError(28, "No space left on device")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(target, where, failing)
+    store = Store.create(tmp_path / "s")
+    sim = Simulation(get_rules("standard-8"), shoes=40, seed=1, batch_shoes=8, tables=3)
+    with pytest.raises(OSError, match="No space left"):
+        write_simulation(sim, store)
+    assert store.read.coups().is_empty() and store.read.shoes().is_empty()
+    monkeypatch.setattr(target, where, real)
+    _, coups = write_simulation(sim, store)
+    assert store.read.coups().height == coups
+    assert store.read.shoes().height == 40
+    assert store.info()["problems"] == []
