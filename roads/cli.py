@@ -848,8 +848,6 @@ def store_verify_cmd(store: Path, deep: bool, anchor: Path | None, as_json: bool
         click.echo(f"OK: {report.files:,} files ({report.bytes / 1e6:,.1f} MB, "
                    f"{report.coups:,} coups), {report.events:,} journal events, "
                    f"{report.sealed_shoes:,} sealed shoes checked against the journal")
-    if not as_json and report.in_flight:
-        click.echo(f"in flight (a writer is running): {', '.join(report.in_flight)}")
     else:
         for problem in report.first_of_each_kind():
             more = sum(p["kind"] == problem["kind"] for p in report.problems) - 1
