@@ -475,15 +475,12 @@ def _slice_report(store: Path, table_id: str | None, shoe_id: str | None,
     # a store, ~0.5 s of system time at 10 M coups). Read when pyarrow loads, below; a
     # server keeps the default.
     os.environ.setdefault("MIMALLOC_PURGE_DELAY", "-1")
+    from roads.analysis import statistics
     from roads.store import Selection
 
     sel = Selection(table_id, shoe_id, start.date() if start else None,
                     end.date() if end else None)
-    opened = open_store(store)
-    opened.read.read_ahead(sel)  # the first files decode while the passes load
-    from roads.analysis import statistics
-
-    return statistics(opened, sel, level)
+    return statistics(open_store(store), sel, level)
 
 
 @main.command("stats")
@@ -851,8 +848,6 @@ def store_verify_cmd(store: Path, deep: bool, anchor: Path | None, as_json: bool
         click.echo(f"OK: {report.files:,} files ({report.bytes / 1e6:,.1f} MB, "
                    f"{report.coups:,} coups), {report.events:,} journal events, "
                    f"{report.sealed_shoes:,} sealed shoes checked against the journal")
-    if not as_json and report.in_flight:
-        click.echo(f"in flight (a writer is running): {', '.join(report.in_flight)}")
     else:
         for problem in report.first_of_each_kind():
             more = sum(p["kind"] == problem["kind"] for p in report.problems) - 1

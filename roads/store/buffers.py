@@ -10,7 +10,7 @@ Only the store reads its files; the read port hands these out (``Reader.shoe_col
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,13 +24,15 @@ import pyarrow.parquet as pq
 from roads.cards import CARD_INDEX
 from roads.schema import NO_CARD
 from roads.stats.columns import NotInRuns, ShoeColumns
-from roads.store import prefetch
 
 #: Rows of a piece (whole row groups, then whole shoes: the last shoe waits for the next).
 #: A piece's arrays take ~25 bytes a row; fewer, larger pieces cost less Python per coup.
 PIECE_ROWS = 1_000_000
-_COLUMNS = prefetch.COLUMNS
-_DICTIONARIES = prefetch.DICTIONARIES
+_COLUMNS = ["table_id", "shoe_id", "coup", "outcome", "player_total", "banker_total",
+            "natural", "player_pair", "banker_pair", "dealt_at", "player_cards",
+            "banker_cards"]
+_DICTIONARIES = ["table_id", "shoe_id", "outcome", "player_cards.list.element",
+                 "banker_cards.list.element"]
 _OUTCOME = {"B": 0, "P": 1, "T": 2}
 #: The Arrow types the compiled pass reads (the store's schema); a file with others is
 #: read through a frame instead.
@@ -259,49 +261,32 @@ def _carried(piece: _Piece, rows: int) -> _Piece:
 def part_columns(path: Path, rows: int | None = None) -> Iterator[ShoeColumns]:
     """A part file in pieces of whole shoes (about ``rows`` rows each). Raises
     :class:`NotInRuns` (possibly after some pieces) when its shoes are not runs of rows in
-    rising coup order, so the caller can read it another way; pyarrow's errors pass. Its
-    row groups come from the read-ahead when it decoded them (:mod:`roads.store.prefetch`)."""
-    decoded: list[pa.Table | None] | None = prefetch.take(path)
-    if decoded is not None:
-        def group(i: int) -> pa.Table:
-            table, decoded[i] = decoded[i], None
-            assert table is not None
-            return table
-
-        yield from _pieces([t.num_rows for t in decoded if t is not None], group, rows)
-        return
+    rising coup order, so the caller can read it another way; pyarrow's errors pass."""
     with pq.ParquetFile(path, read_dictionary=_DICTIONARIES) as file:
-        yield from _pieces(
-            [file.metadata.row_group(i).num_rows for i in range(file.num_row_groups)],
-            lambda i: file.read_row_group(i, columns=_COLUMNS, use_threads=False), rows)
-
-
-def _pieces(sizes: list[int], group: Callable[[int], pa.Table],
-            rows: int | None) -> Iterator[ShoeColumns]:
-    """The pieces of a file of row groups of ``sizes`` rows, each read by ``group(i)``."""
-    spans, first, held = [], 0, 0  # the row groups of each piece
-    for i, n in enumerate(sizes):
-        held += n
-        if held >= (rows or PIECE_ROWS) or i == len(sizes) - 1:
-            spans.append(range(first, i + 1))
-            first, held = i + 1, 0
-    seen: list[pl.DataFrame] = []
-    piece = _new_piece(sum(sizes[i] for i in spans[0]) if spans else 0, True)
-    for k, span in enumerate(spans):
-        if k:
-            held = sum(sizes[i] for i in span)
-            piece = _carried(piece, held) if piece.shoes else _new_piece(held, piece.timed)
-        for i in span:
-            _add(piece, group(i))
-        shoes = piece.shoes
-        last = k == len(spans) - 1
-        if not last and shoes:  # the last shoe may go on in the next row group
-            shoes -= 1
-        if shoes:
-            end = piece.rows if last or shoes == piece.shoes else \
-                int(np.concatenate(piece.starts)[shoes])
-            cols = _columns(piece, shoes, end)
-            seen.append(cols.keys)
-            yield cols
-    if seen and pl.concat(seen).is_duplicated().any():
-        raise NotInRuns("a shoe in more than one run of rows")
+        sizes = [file.metadata.row_group(i).num_rows for i in range(file.num_row_groups)]
+        spans, first, held = [], 0, 0  # the row groups of each piece
+        for i, n in enumerate(sizes):
+            held += n
+            if held >= (rows or PIECE_ROWS) or i == len(sizes) - 1:
+                spans.append(range(first, i + 1))
+                first, held = i + 1, 0
+        seen: list[pl.DataFrame] = []
+        piece = _new_piece(sum(sizes[i] for i in spans[0]) if spans else 0, True)
+        for k, span in enumerate(spans):
+            if k:
+                held = sum(sizes[i] for i in span)
+                piece = _carried(piece, held) if piece.shoes else _new_piece(held, piece.timed)
+            for i in span:
+                _add(piece, file.read_row_group(i, columns=_COLUMNS, use_threads=False))
+            shoes = piece.shoes
+            last = k == len(spans) - 1
+            if not last and shoes:  # the last shoe may go on in the next row group
+                shoes -= 1
+            if shoes:
+                end = piece.rows if last or shoes == piece.shoes else \
+                    int(np.concatenate(piece.starts)[shoes])
+                cols = _columns(piece, shoes, end)
+                seen.append(cols.keys)
+                yield cols
+        if seen and pl.concat(seen).is_duplicated().any():
+            raise NotInRuns("a shoe in more than one run of rows")

@@ -33,7 +33,6 @@ SHOE_TABLES = ("catalog_shoes", "shoe_index")
 JOURNAL = "journal.sqlite"
 
 
-sha256_of = sha256  # (the name verify's early reads are known by)
 
 
 def _read_only(root: Path) -> sqlite3.Connection:
@@ -87,7 +86,7 @@ class EarlyReads:
 
     def _digest(self, rel: str) -> str | None:
         path = self.root / rel
-        return sha256_of(path) if path.is_file() else None
+        return sha256(path) if path.is_file() else None
 
     def _arrays(self, table: str) -> dict[str, str]:
         db = _read_only(self.root)
@@ -100,4 +99,4 @@ class EarlyReads:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 
-__all__ = ["EarlyReads", "column_arrays", "sha256_of"]
+__all__ = ["EarlyReads", "column_arrays"]

@@ -30,7 +30,7 @@ import pyarrow.parquet as pq
 
 from roads.errors import InputError
 from roads.schema import COUP_KEY, COUPS, NO_CARD, SHOES, conform, repeats_a_shoe
-from roads.store import catalog, prefetch
+from roads.store import catalog
 from roads.store.catalog import FileEntry
 from roads.store.corrections import MARK, apply_corrections, corrections, touched_shoes
 from roads.store.journal import _SELECT, Event, _event
@@ -365,21 +365,9 @@ class Reader:
                     yield columns_of(frame)
 
         snap = self.snapshot(sel)
-        try:
-            for entry, read in self._statistics_readers(snap, sel, True):
-                yield (partial(arrow, entry, read) if entry is not None and sel.everything
-                       else partial(framed, read))
-        finally:
-            prefetch.stop()
-
-    def read_ahead(self, sel: Selection = ALL) -> None:
-        """Start decoding the first files :meth:`shoe_columns` will read from their Arrow
-        buffers, on a thread (:mod:`roads.store.prefetch`): a command calls this before it
-        loads what it computes with, so the other core decodes meanwhile."""
-        if not sel.everything:
-            return
-        snap = self.snapshot(sel)
-        prefetch.start([self._path(f) for f in snap.files if snap.clean(f)])
+        for entry, read in self._statistics_readers(snap, sel, True):
+            yield (partial(arrow, entry, read) if entry is not None and sel.everything else
+                   partial(framed, read))
 
     def split_shoes(self, sel: Selection = ALL) -> frozenset[tuple[str, str]]:
         """The selection's shoes whose coups lie in more than one file (a shoe imported in

@@ -29,6 +29,7 @@ decodes every row again.
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
@@ -40,11 +41,12 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 import pyarrow as pa
 
+from roads.files import sha256
 from roads.schema import COUPS, conform
 from roads.store import accounts, catalog, checkpoint
 from roads.store.catalog import KEYS, FileEntry
 from roads.store.digest import combine_leaves, coups_digest, leaf, shoe_digests, table_digest
-from roads.store.early import EarlyReads, column_arrays, sha256_of
+from roads.store.early import EarlyReads, column_arrays
 from roads.store.journal import FILE_KINDS, Event
 from roads.store.key_runs import KeyPairs, file_keys, key_pairs
 from roads.store.layout import walk
@@ -54,7 +56,7 @@ if TYPE_CHECKING:
     from roads.store.store import Store
 
 KINDS = ("chain", "checkpoint", "catalogue", "missing", "altered", "not accounted for",
-         "held twice", "differs from journal", "accounts", "unreadable")
+         "in flight", "held twice", "differs from journal", "accounts", "unreadable")
 
 
 @dataclass
@@ -65,8 +67,8 @@ class Report:
     coups: int = 0
     events: int = 0
     sealed_shoes: int = 0
-    #: Temporaries found while a writer held its lock (``Store.writing``): files of a
-    #: write in flight, listed, not problems (a kill's are problems when none runs).
+    #: Files found beside a running writer and still unaccounted for when verify stopped
+    #: waiting for it (each is also a problem: "in flight", see :func:`_unaccounted`).
     in_flight: list[str] = field(default_factory=list)
 
     def add(self, kind: str, where: str, detail: str) -> None:
@@ -89,9 +91,6 @@ class Report:
                 "in_flight": self.in_flight,
                 "problems_by_kind": dict(counts), "first_of_each_kind": self.first_of_each_kind(),
                 "problems": self.problems}
-
-
-_sha256 = sha256_of
 
 
 def _checkpoints(store: Store, report: Report, file_events: list[Event] | None = None,
@@ -225,7 +224,7 @@ def _attachments(store: Store, report: Report) -> set[str]:
             if not path.is_file():
                 report.add("missing", item["path"], "the journal lists this import's file "
                                                     "but it is not there")
-            elif _sha256(path) != item["sha256"]:
+            elif sha256(path) != item["sha256"]:
                 report.add("altered", item["path"], "its SHA-256 is not the one journaled")
     return paths
 
@@ -236,40 +235,83 @@ def _attachment_paths(store: Store) -> set[str]:
             for item in event.payload.get("attachments", {}).values()}
 
 
+#: How long verify waits, at most, for files found while a writer held its lock to be
+#: published or gone (a seal takes milliseconds; a bulk run's parts wait for its commit).
+SETTLE_SECONDS = 10.0
+#: How often it looks again meanwhile.
+_SETTLE_POLL = 0.05
+
+
 def _unaccounted(store: Store, entries: list[FileEntry], report: Report,
                  removed: set[str], attachments: set[str]) -> None:
     """Every file under the store (one walk) that is neither a file the journal names nor
-    one of the store's own (:data:`~roads.store.layout.FIXED`)."""
+    one of the store's own (:data:`~roads.store.layout.FIXED`).
+
+    A file found while a writer held its lock may be that writer's, in flight: it is looked
+    at again until it is published (named by the journal), gone, or its writers have ended
+    (then it was not theirs), for :data:`SETTLE_SECONDS` at most. One still there then is a
+    problem all the same ("in flight": it could not be checked), so holding a lock (any
+    reader of the store can) never makes a planted file pass."""
     listed = {e.path for e in entries}
     before = store.writers_running()
     found = walk(store.root)
-    writing, bulk = (a or b for a, b in zip(before, store.writers_running(), strict=True))
+    writing = any(before) or any(store.writers_running())
     if set(found.parts) - listed:  # committed since the catalogue was read?
         listed |= {e.path for e in catalog.files(store.journal.connection())}
+    unnamed: dict[str, str] = {}
     for rel in found.parts:
         if rel in removed and rel not in listed:
             report.add("not accounted for", rel, "a file a committed compaction or purge "
                        "removed, left by an interrupted deletion (the next compaction or "
                        "purge deletes it)")
-        elif rel not in listed and bulk:  # a bulk run's parts wait under their names
-            report.in_flight.append(rel)
         elif rel not in listed:
-            report.add("not accounted for", rel, "no committed journal event names this file")
+            unnamed[rel] = "no committed journal event names this file"
     for rel in found.attachments:
-        if rel not in attachments and bulk:  # a running ingest's report, before its commit
-            report.in_flight.append(rel)
-        elif rel not in attachments:
-            report.add("not accounted for", rel, "no committed ingest run names this file "
-                       "(a killed run's, which the next ingest removes, or put there)")
-    for rel in found.temporaries:  # a writer ran before or after the walk: maybe its own
+        if rel not in attachments:
+            unnamed[rel] = ("no committed ingest run names this file (a killed run's, which "
+                            "the next ingest removes, or put there)")
+    if not writing:  # (a bulk run's parts and reports wait for its commit under their
+        for rel, detail in unnamed.items():  # names; a seal's, for the commit's sync)
+            report.add("not accounted for", rel, detail)
+        unnamed = {}
+    waiting = unnamed
+    for rel in found.temporaries:
         if writing:
-            report.in_flight.append(rel)
+            waiting[rel] = "a temporary file left by an interrupted write"
         elif (store.root / rel).exists():  # (one gone since was a write that ended)
             report.add("not accounted for", rel, "a temporary file left by an interrupted "
                        "write")
+    if waiting:
+        _settled(store, waiting, report, SETTLE_SECONDS)
     for rel in found.other:
         report.add("not accounted for", rel, "not a file the store writes: no journal "
                    "event names it and it is none of the store's own files")
+
+
+def _settled(store: Store, waiting: dict[str, str], report: Report, settle: float) -> None:
+    """Files found beside a running writer (path → what it is if it stays): each is looked
+    at again until published, gone or its writers ended, for ``settle`` seconds at most;
+    what is left is reported (see :func:`_unaccounted`)."""
+    deadline = time.monotonic() + settle
+    while True:
+        published = {e.path for e in catalog.files(store.journal.connection())} \
+            | _attachment_paths(store)
+        waiting = {rel: detail for rel, detail in waiting.items()
+                   if rel not in published and (store.root / rel).exists()}
+        if not waiting:
+            return
+        if not any(store.writers_running()):  # its writers ended and it is still there
+            for rel, detail in waiting.items():
+                report.add("not accounted for", rel, detail)
+            return
+        if time.monotonic() >= deadline:
+            report.in_flight += sorted(waiting)
+            for rel in sorted(waiting):
+                report.add("in flight", rel, f"found beside a running writer and still "
+                           f"named by no journal event {settle:g} s later: it could not be "
+                           "checked (verify again when the write has ended)")
+            return
+        time.sleep(_SETTLE_POLL)
 
 
 def cheap_problems(store: Store) -> list[dict[str, str]]:
@@ -314,7 +356,7 @@ def verify(store: Store, deep: bool = False,
         if ahead is not None and ahead.exception() is None:
             found = ahead.result()
         elif path.is_file():
-            found = _sha256(path)
+            found = sha256(path)
         if progress is not None:
             progress(entry.rows if entry.table == "coups" else 0)
         return found

@@ -158,27 +158,19 @@ def test_a_journal_cut_to_one_seal_is_not_signed_by_the_start_up_sweep(
     assert result.output.count("\n") == 1 and "no signed checkpoint" in result.output
 
 
-def test_a_journal_cut_to_its_accounts_is_named(tmp_path: Path) -> None:
-    """No file event left (cut back to before the first seal) but the journal's account
-    events: no checkpoint at all is named all the same (the store signed its creation)."""
-    from roads.auth import Auth
+def test_a_store_of_accounts_only_from_before_signed_creation_verifies_and_serves(
+        tmp_path: Path) -> None:
+    """b59cfcd made a store unsigned and `roads users add` wrote no checkpoint: the usual
+    install (add the first user, then serve) left a journal of one account event and no
+    checkpoint. Refusing every journal with events and no checkpoint made such a store
+    fail verify and `serve` for good (review6); only file events need a checkpoint."""
+    import shutil
 
-    floor = Floor(tmp_path / "store")
-    Auth(floor.store.root, floor.store.journal).add_user("ana", "dealer", "correct horse b")
-    floor.open_shoe("T1", "S1")
-    floor.coups("T1", "BP")
-    floor.close("T1")
-    root = floor.store.root
-    db = sqlite3.connect(root / "journal.sqlite")
-    first_seal = floor.store.journal.of_kinds(("shoe_sealed",))[0].seq
-    db.executescript("DROP TRIGGER events_no_update; DROP TRIGGER events_no_delete;"
-                     f"DELETE FROM events WHERE seq >= {first_seal};"
-                     f"DELETE FROM catalog WHERE seq >= {first_seal};"
-                     "DELETE FROM catalog_shoes; DELETE FROM shoe_index;")
-    db.close()
-    for part in root.glob("*/**/part-*.parquet"):
-        part.unlink()
-    (root / "checkpoints" / "checkpoints.jsonl").unlink()
+    root = tmp_path / "store"
+    shutil.copytree(Path(__file__).parent / "data" / "b59cfcd-accounts-store", root)
+    assert not (root / "checkpoints").exists()
     store = Store.open(root)
-    assert store.sign_head() is None
-    assert any("no checkpoint at all" in d for d in _uncovered(root)), _uncovered(root)
+    assert [e.kind for e in store.journal.events()] == ["user_added"]
+    assert store.unsigned_reason() is None  # what `serve` asks before it starts
+    report = verify(store)
+    assert report.ok, report.problems
