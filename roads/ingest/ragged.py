@@ -8,13 +8,16 @@ line end inside a quoted field is text; ``""`` inside one is a quote) and names 
 row whose field count is not the header's; the reader then quarantines those rows whole,
 their line kept verbatim. A blank line is not counted as ragged (polars reads it as a row
 of nulls, which the check quarantines already). The pass reads the file a block at a time,
-carrying its state over, so memory does not grow with the file.
+carrying its state over, and goes only as far as the rows asked for (:class:`RaggedRows`):
+a batch's ragged rows, and their text, are found when that batch is marked, so memory does
+not grow with the file, even one whose every row is ragged.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -122,11 +125,12 @@ class Ragged:
         return json.dumps({"line": self.line, "text": self.text}, ensure_ascii=False)
 
 
-def ragged_rows(path: Path, sep: str) -> dict[int, Ragged]:
-    """Every data row of a CSV file with another number of fields than its header."""
+def _records(path: Path, sep: int) -> Iterator[tuple[np.ndarray, int]]:
+    """The walk of a CSV file, lazily: its ragged rows' records (row, fields, first byte,
+    end byte, line), at most :data:`_BATCH` at a time in row order, with the header's
+    width."""
     state = np.zeros(8, dtype=np.int64)
     found = np.empty((_BATCH, 5), dtype=np.int64)
-    spans: list[np.ndarray] = []
     size = path.stat().st_size
     with path.open("rb") as fh:
         offset = 0
@@ -137,15 +141,67 @@ def ragged_rows(path: Path, sep: str) -> dict[int, Ragged]:
             final = offset + len(data) >= size
             at = 0
             while True:
-                at, n = _walk(data, at, offset, ord(sep), final, state, found)
+                at, n = _walk(data, at, offset, sep, final, state, found)
                 if n:
-                    spans.append(found[:n].copy())
+                    yield found[:n].copy(), int(state[_S_WIDTH])
                 if n < _BATCH:  # (else the walk stopped early, its record full)
                     break
             offset += len(data)
-        out: dict[int, Ragged] = {}
-        for row, fields, first, stop, line in (r for s in spans for r in s.tolist()):
-            text = os.pread(fh.fileno(), stop - first, first).decode("utf-8", errors="replace")
-            text = text.removeprefix("\ufeff")
-            out[row] = Ragged(row, line, fields, int(state[_S_WIDTH]), text)
-    return out
+
+
+class RaggedRows:
+    """The ragged rows of one CSV file, found as a reader asks for them, in row order.
+
+    The walk runs ahead only to the first ragged row (so that :func:`bool` says at once
+    whether the file has any, and every batch of such a file can carry the same columns),
+    then no further than the rows asked for: it holds at most one block and one kernel
+    call's records (:attr:`pending`), and the texts of the rows it hands out."""
+
+    def __init__(self, path: Path, sep: str) -> None:
+        self._path = path
+        self._walk = _records(path, ord(sep))
+        self._held = np.empty((0, 5), dtype=np.int64)
+        self._width = 0
+        self._any = self._pull()
+
+    def _pull(self) -> bool:
+        """Walk on to the next ragged rows; False at the end of the file."""
+        walked = next(self._walk, None)
+        if walked is None:
+            return False
+        self._held, self._width = walked
+        return True
+
+    def __bool__(self) -> bool:
+        """Whether the file has a ragged row at all (handed out yet or not)."""
+        return self._any
+
+    @property
+    def pending(self) -> int:
+        """Ragged rows found but not yet asked for (at most :data:`_BATCH`)."""
+        return len(self._held)
+
+    def through(self, last: int) -> list[Ragged]:
+        """The ragged rows up to data row ``last`` not handed out yet, with their text."""
+        taken: list[np.ndarray] = []
+        while len(self._held) or self._pull():
+            cut = int(np.searchsorted(self._held[:, 0], last, side="right"))
+            taken.append(self._held[:cut])
+            self._held = self._held[cut:]
+            if len(self._held):
+                break
+        out: list[Ragged] = []
+        if not taken:
+            return out
+        with self._path.open("rb") as fh:
+            for row, fields, first, stop, line in np.concatenate(taken).tolist():
+                text = os.pread(fh.fileno(), stop - first, first).decode("utf-8",
+                                                                        errors="replace")
+                out.append(Ragged(row, line, fields, self._width, text.removeprefix("\ufeff")))
+        return out
+
+
+def ragged_rows(path: Path, sep: str) -> dict[int, Ragged]:
+    """Every data row of a CSV file with another number of fields than its header (all at
+    once: for a file read whole)."""
+    return {g.row: g for g in RaggedRows(path, sep).through(np.iinfo(np.int64).max)}

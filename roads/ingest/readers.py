@@ -28,7 +28,7 @@ import polars as pl
 from roads.cards import CardError, parse_card
 from roads.errors import InputError
 from roads.ingest.labels import HEADER_SPELLINGS, OUTCOME_LABELS
-from roads.ingest.ragged import RAGGED, Ragged, ragged_rows
+from roads.ingest.ragged import RAGGED, RaggedRows
 
 FIELDS = ("table_id", "shoe_id", "coup", "outcome", "player_cards", "banker_cards",
           "player_total", "banker_total", "natural", "player_pair", "banker_pair", "dealt_at")
@@ -440,16 +440,20 @@ def _read_text_csv(path: Path, rows: int | None = None) -> pl.DataFrame:
         raise InputError(not_csv(path, exc)) from None
 
 
-def _marked(frame: pl.DataFrame, ragged: dict[int, Ragged]) -> pl.DataFrame:
-    """``frame`` (``_row``, ``_raw``, fields) with :data:`RAGGED` set on the ragged rows and
-    their line, verbatim, as ``_raw`` (a file without such rows gets no column)."""
+def _marked(frame: pl.DataFrame, ragged: RaggedRows) -> pl.DataFrame:
+    """``frame`` (``_row``, ``_raw``, fields: the next rows of the file) with :data:`RAGGED`
+    set on its ragged rows and their line, verbatim, as ``_raw`` (a file without such rows
+    gets no column). Only this frame's ragged rows are looked up, so a batch costs its own
+    rows, however many the file has."""
     if not ragged:
         return frame
+    last = frame["_row"].max()
+    found = ragged.through(last) if isinstance(last, int) else []
     row = pl.col("_row").cast(pl.Int64)
     return frame.with_columns(
-        row.replace_strict({r: g.raw for r, g in ragged.items()}, default=pl.col("_raw"),
+        row.replace_strict({g.row: g.raw for g in found}, default=pl.col("_raw"),
                            return_dtype=pl.String).alias("_raw"),
-        row.replace_strict({r: g.reason for r, g in ragged.items()}, default=None,
+        row.replace_strict({g.row: g.reason for g in found}, default=None,
                            return_dtype=pl.String).alias(RAGGED))
 
 
@@ -461,7 +465,7 @@ def read_csv(path: Path, options: ReadOptions) -> pl.DataFrame:
     frame = raw.with_row_index("_row", offset=1).with_columns(
         pl.lit(None, dtype=pl.String).alias("_raw"))
     frame = frame.select("_row", "_raw", *[pl.col(c).alias(t) for c, t in rename.items()])
-    return _marked(frame, ragged_rows(path, separator(path)))
+    return _marked(frame, RaggedRows(path, separator(path)))
 
 
 def _scan_text_csv(path: Path) -> pl.LazyFrame:
@@ -478,7 +482,7 @@ def _csv_batches(path: Path, options: ReadOptions, rows: int) -> Iterator[pl.Dat
     try:
         names = [c for c in scan.collect_schema().names() if c != "_row"]
         rename = column_targets(path, names, options)
-        ragged = ragged_rows(path, separator(path))
+        ragged = RaggedRows(path, separator(path))
         query = scan.select("_row", pl.lit(None, dtype=pl.String).alias("_raw"),
                             *[pl.col(c).alias(t) for c, t in rename.items()])
         for batch in query.collect_batches(chunk_size=rows, maintain_order=True):

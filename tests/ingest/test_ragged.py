@@ -20,8 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from roads.ingest import chunks, ragged
-from roads.ingest.ragged import RAGGED_FIELD, ragged_rows
-from roads.ingest.readers import ReadOptions
+from roads.ingest.ragged import RAGGED, RAGGED_FIELD, ragged_rows
+from roads.ingest.readers import ReadOptions, staged_batches
 from roads.ingest.run import ingest
 from roads.rules import get_rules
 from roads.store import Store
@@ -125,3 +125,62 @@ def test_a_file_without_ragged_lines_reads_as_before(tmp_path: Path) -> None:
     path.write_text(HEADER + '\nT1,S1,1,"9h,4s",7s Qd,Banker,"2026-01-01\nT00:00:00Z"\n',
                     encoding="utf-8")
     assert ragged_rows(path, ",") == {}
+
+
+def _all_ragged(tmp_path: Path, coups: int) -> tuple[Path, list[str]]:
+    """A file whose header is one column short, so that every row is ragged."""
+    lines = [_row(c, quoted=True) for c in range(1, coups + 1)]
+    path = tmp_path / "export.csv"
+    path.write_text("\n".join([HEADER.rsplit(",", 1)[0], *lines]) + "\n", encoding="utf-8")
+    return path, lines
+
+
+def test_a_file_whose_every_row_is_ragged_is_quarantined_whole_across_many_batches(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Batches of three rows, a walk of two rows a call over blocks of 64 bytes: every row
+    is quarantined once, with its own line and text, and nothing is stored."""
+    monkeypatch.setattr(chunks, "CHUNK_BYTES", 256)
+    monkeypatch.setattr(ragged, "BLOCK_BYTES", 64)
+    monkeypatch.setattr(ragged, "_BATCH", 2)
+    path, lines = _all_ragged(tmp_path, 40)
+    store = Store.create(tmp_path / "store")
+    result = ingest([path], store, ReadOptions(), get_rules("standard-8"))
+    file = result.report["files"][0]
+    assert file["rows_read"] == 40 and file["accepted"] == 0
+    rows = [json.loads(line) for line in (store.root / "quarantine").glob("*.jsonl")
+            .__next__().read_text().splitlines()]
+    reason = "a line of 7 fields; the header has 6 (the line is kept whole, nothing of it " \
+             "stored)"
+    assert [(r["row"], r["field"], r["reason"]) for r in rows] == \
+        [(c, RAGGED_FIELD, reason) for c in range(1, 41)]
+    assert [json.loads(r["raw"]) for r in rows] == \
+        [{"line": c + 1, "text": lines[c - 1]} for c in range(1, 41)]
+    assert store.read.coups().height == 0
+
+
+def test_a_batch_holds_only_its_own_ragged_rows(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Memory held per batch does not grow with the file: a ragged row's text is read when
+    its batch is marked, not before, and the walk holds at most one call's records ahead."""
+    monkeypatch.setattr(ragged, "BLOCK_BYTES", 64)
+    monkeypatch.setattr(ragged, "_BATCH", 4)
+    path, _ = _all_ragged(tmp_path, 50)
+    made: list[int] = []
+    real = ragged.Ragged
+
+    def counted(row: int, *rest: object) -> ragged.Ragged:
+        made.append(row)
+        return real(row, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ragged, "Ragged", counted)
+    seen = 0
+    for batch in staged_batches(path, ReadOptions(), 5):
+        seen += batch.height
+        assert batch[RAGGED].is_not_null().all()
+        assert made == list(range(1, seen + 1))  # (each text read once, with its batch)
+    assert seen == 50
+    found = ragged.RaggedRows(path, ",")
+    for last in range(3, 53, 3):
+        got = found.through(last)
+        assert [g.row for g in got] == list(range(last - 2, min(last, 50) + 1))
+        assert found.pending <= 4
