@@ -9,6 +9,8 @@ waits for it on a helper thread while it waits on that thread with a timeout; a 
 gives up raises :class:`~roads.errors.JournalBusy`, and the helper hands the lock straight
 back once it gets it.
 
+The bounded wait (:func:`lock_within`) is the store's writers' lock's too.
+
 The threads of one process queue on one in-process mutex first (a lock with a timeout of
 its own), then one of them takes the file lock with the process's one descriptor. The lock
 goes with its process, so a killed writer never leaves it held.
@@ -20,6 +22,7 @@ import fcntl
 import os
 import threading
 import time
+from collections.abc import Callable
 
 from roads.errors import JournalBusy
 
@@ -54,52 +57,13 @@ class WritersQueue:
         try:
             if self._fd is None:
                 self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-            fd = self._fd
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except BlockingIOError:
-            pass
         except BaseException:
             self._mutex.release()
             raise
-        self._wait(fd, deadline)
-
-    def _wait(self, fd: int, deadline: float) -> None:
-        """Block in ``flock`` on a helper thread and wait for it until ``deadline``. Given
-        up, the helper keeps the mutex until its ``flock`` returns, then unlocks and lets
-        the mutex go: the process's next writer then finds the queue as it really is."""
-        granted = threading.Lock()
-        granted.acquire()
-        guard = threading.Lock()
-        state = {"given_up": False, "held": False}
-
-        def lock() -> None:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX)
-            except OSError:  # (the descriptor was closed under it: nothing is held)
-                with guard:
-                    if state["given_up"]:
-                        self._mutex.release()
-                        return
-                granted.release()
-                return
-            with guard:
-                if state["given_up"]:
-                    fcntl.flock(fd, fcntl.LOCK_UN)
-                    self._mutex.release()
-                    return
-                state["held"] = True
-            granted.release()
-
-        threading.Thread(target=lock, name="journal-queue", daemon=True).start()
-        if not granted.acquire(timeout=max(deadline - time.monotonic(), 0.0)):
-            with guard:
-                if not state["held"]:
-                    state["given_up"] = True  # the helper lets the mutex go, not this thread
-                    raise self._busy()
-        if not state["held"]:  # flock failed on the helper: an error, not a wait
-            self._mutex.release()
-            raise JournalBusy(f"could not lock the journal's writers' queue {self.path}", 1)
+        # Given up, the helper keeps the mutex until its ``flock`` returns, then unlocks and
+        # lets the mutex go: the process's next writer then finds the queue as it really is.
+        lock_within(self._fd, fcntl.LOCK_EX, deadline, self._busy, self._mutex.release,
+                    f"the journal's writers' queue {self.path}")
 
     def give_back(self) -> None:
         """Let the next writer in (only the thread that took it calls this)."""
@@ -122,3 +86,55 @@ class WritersQueue:
     def _busy(self) -> JournalBusy:
         return JournalBusy(f"the journal is busy: a writer ahead of this one has not let its "
                            f"queue go ({self.path}); try again shortly", RETRY_AFTER_SECONDS)
+
+
+def lock_within(fd: int, operation: int, deadline: float, busy: Callable[[], JournalBusy],
+                abandon: Callable[[], None], what: str) -> None:
+    """``flock(fd, operation)`` (``LOCK_EX`` or ``LOCK_SH``) of ``what`` taken by
+    ``deadline`` (:func:`time.monotonic`), else ``busy()`` raised: the journal's queue, and
+    the store's writers' lock (:meth:`~roads.store.store.Store.writing`). Tried without
+    blocking first; when the lock is taken, this blocks in ``flock`` on a helper thread and
+    waits for that thread with a timeout. ``abandon`` undoes what the caller set up for the
+    lock (lets a mutex go, closes the descriptor) when the caller does not get it: called
+    once, by whichever thread finds the lock not the caller's, and after the lock is let go
+    (a helper that gets it after its waiter gave up unlocks it first)."""
+    try:
+        fcntl.flock(fd, operation | fcntl.LOCK_NB)
+        return
+    except BlockingIOError:
+        pass
+    except BaseException:
+        abandon()
+        raise
+    granted = threading.Lock()
+    granted.acquire()
+    guard = threading.Lock()
+    state = {"given_up": False, "held": False}
+
+    def lock() -> None:
+        try:
+            fcntl.flock(fd, operation)
+        except OSError:  # (the descriptor was closed under it: nothing is held)
+            with guard:
+                if state["given_up"]:
+                    abandon()
+                    return
+            granted.release()
+            return
+        with guard:
+            if state["given_up"]:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+                abandon()
+                return
+            state["held"] = True
+        granted.release()
+
+    threading.Thread(target=lock, name=f"waiting for {what}", daemon=True).start()
+    if not granted.acquire(timeout=max(deadline - time.monotonic(), 0.0)):
+        with guard:
+            if not state["held"]:
+                state["given_up"] = True  # the helper abandons, not this thread
+                raise busy()
+    if not state["held"]:  # flock failed on the helper: an error, not a wait
+        abandon()
+        raise JournalBusy(f"could not lock {what}", RETRY_AFTER_SECONDS)

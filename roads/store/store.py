@@ -31,6 +31,8 @@ import hashlib
 import io
 import json
 import os
+import threading
+import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -46,7 +48,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from roads import faults
-from roads.errors import InputError
+from roads.errors import InputError, JournalBusy
 from roads.files import fsync_dir, publish_text, sha256, sync_all, temporary_name
 from roads.schema import SCHEMA_VERSION, SHOE_KEY, conform, provenance, shoe_runs
 from roads.store import catalog, checkpoint
@@ -62,6 +64,7 @@ from roads.store.journal import (
     Transaction,
     bulk_cache,
 )
+from roads.store.journal_queue import RETRY_AFTER_SECONDS, lock_within
 from roads.store.journaled import (
     Content,
     arrow_part,
@@ -234,6 +237,7 @@ class Store:
     def __init__(self, root: Path, journal: Journal) -> None:
         self.root = root
         self.journal = journal
+        self._taker, self._taker_pid = threading.Lock(), os.getpid()  # (see writing)
         catalog.install(journal.connection())
         self.read = Reader(self)
 
@@ -307,10 +311,46 @@ class Store:
         """Held (shared, by any number of writers) while a writer's files are in flight (a
         seal's hidden files, a bulk run's): ``store verify`` names temporaries found while
         one holds it as in flight, and only those found when none does as left by a kill
-        (the lock goes with its process)."""
-        with (self.root / WRITERS_LOCK).open("a") as fh:
-            fcntl.flock(fh, fcntl.LOCK_SH)
+        (the lock goes with its process).
+
+        Waited for as long as the journal's queue is (:attr:`Journal.queue_wait`), then
+        :class:`JournalBusy`: anyone who can open the file can hold it exclusively, and a
+        blocking ``flock`` would hold every seal (a server's request threads) and a
+        start-up's recovery for as long as they did. Made readable by the store's owner
+        only, for that reason. A process's writers take it one at a time (a mutex held only
+        until the lock is theirs), so one helper thread at most waits for it per process:
+        given up, the helper keeps the mutex until its ``flock`` returns, and the writers
+        after it give up on the mutex instead of each leaving a thread blocked behind the
+        holder."""
+        path = self.root / WRITERS_LOCK
+        wait = self.journal.queue_wait
+        deadline = time.monotonic() + wait
+
+        def busy() -> JournalBusy:
+            return JournalBusy(f"the store is busy: a process holds its writers' lock ({path}) "
+                               "exclusively; try again shortly", RETRY_AFTER_SECONDS)
+
+        if self._taker_pid != os.getpid():  # forked: the parent's mutex is its own
+            self._taker, self._taker_pid = threading.Lock(), os.getpid()
+        taker = self._taker
+        if not taker.acquire(timeout=max(wait, 0.0)):
+            raise busy()
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except BaseException:
+            taker.release()
+            raise
+
+        def abandon() -> None:  # (the helper's, once its flock returns, when given up)
+            os.close(fd)
+            taker.release()
+
+        lock_within(fd, fcntl.LOCK_SH, deadline, busy, abandon, str(path))
+        taker.release()
+        try:
             yield
+        finally:
+            os.close(fd)  # (releases the lock)
 
     def writers_running(self) -> tuple[bool, bool]:
         """Whether (any writer, a bulk writer) holds its lock now (a read: nothing made)."""
@@ -421,14 +461,18 @@ class Store:
             catalog.record(tx.db, event.seq, event.at, entries, rows, removed)
             return event
 
-        if shared:
-            assert run is not None
-            event = run(action)
-        else:
-            with bulk_cache(self.journal.connection()) if bulk else nullcontext():
-                event = self.journal.run(action)
-        for w in hidden:  # (lost to another writer: never published)
-            (self.root / str(w.hidden)).unlink(missing_ok=True)
+        try:
+            if shared:
+                assert run is not None
+                event = run(action)
+            else:
+                with bulk_cache(self.journal.connection()) if bulk else nullcontext():
+                    event = self.journal.run(action)
+        finally:
+            # Never published (lost to another writer, or the commit failed: a busy journal
+            # queue, a full disk): a published file is under its name, not the hidden one.
+            for w in hidden:
+                (self.root / str(w.hidden)).unlink(missing_ok=True)
         faults.point("store:committed")
         if sign:
             self.sign_head()

@@ -4,8 +4,8 @@ The HTTP API, the operator pages, the demo dealers and the CLI call this and not
 below it, so each rule lives here once: who may do what (:mod:`roads.tables.policy`), how a
 coup is checked (the one live validator), what "close the shoe" means (close, then seal,
 as one crash-safe operation: a shoe closed but not yet sealed is read from the journal and
-sealed by :meth:`TableService.recover` after a crash), and how a correction goes from
-request to decision.
+sealed by :meth:`TableService.recover` after a crash, or by closing it again), and how a
+correction goes from request to decision.
 """
 
 from __future__ import annotations
@@ -128,11 +128,31 @@ class TableService:
         return event, posted.created
 
     def close_shoe(self, actor: Actor, table_id: str) -> tuple[Event, Event]:
-        """Close the open shoe and seal it into Parquet; returns both events."""
+        """Close the open shoe and seal it into Parquet; returns both events.
+
+        A close whose seal failed after the close committed (a busy journal, which
+        tells the client to try again) leaves the table's last shoe closed but not sealed;
+        closing again seals that shoe and answers as the close did (its close event), so
+        the retry the error asks for completes the close instead of finding no open shoe."""
         authorize(actor, "close_shoe", table_id)
-        closed = self._run(actions.close_shoe(table_id, actor.name))
+        try:
+            closed = self._run(actions.close_shoe(table_id, actor.name))
+        except LiveError:
+            unsealed = self._unsealed_close(table_id)
+            if unsealed is None:
+                raise
+            closed = unsealed
         sealed = self.store.seal(table_id, closed.shoe_id or "", actor.name, self._run)
         return closed, sealed
+
+    def _unsealed_close(self, table_id: str) -> Event | None:
+        """The close of the table's last shoe when that shoe is not sealed, else None."""
+        last = self.journal.last(table_id, ("shoe_opened", "shoe_closed"))
+        if last is None or last.kind != "shoe_closed" or last.shoe_id is None:
+            return None
+        if any(e.kind == "shoe_sealed" for e in self.journal.events(table_id, last.shoe_id)):
+            return None
+        return last
 
     def close_table(self, actor: Actor, table_id: str) -> Event:
         authorize(actor, "close_table", table_id)

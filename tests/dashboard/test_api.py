@@ -7,7 +7,7 @@ from typing import Any
 from roads.board import Board
 from roads.store import Selection
 from tests.dashboard.conftest import Server
-from tests.hung_writer import hung_writer
+from tests.hung_writer import hung_from_seal, hung_writer
 
 
 def _auth(key: str) -> dict[str, str]:
@@ -178,3 +178,25 @@ def test_a_write_behind_a_hung_writer_is_a_503_with_retry_after(server: Server) 
     r = server.client.post("/api/tables/T1/coups", json={"outcome": "B"},
                            headers=_auth(server.key))
     assert r.status_code == 201 and r.json()["coup"] == 1  # the refused coup left nothing
+
+
+def test_closing_again_after_a_503_seal_completes_the_close(server: Server) -> None:
+    _open(server)
+    r = server.client.post("/api/tables/T1/coups", json={"outcome": "B"},
+                           headers=_auth(server.key))
+    assert r.status_code == 201
+    server.ctx.service.journal.queue_wait = 0.3
+    with hung_from_seal(server.ctx.service.store):  # the close commits, its seal waits
+        r = server.client.post("/api/tables/T1/shoes/close", headers=_auth(server.key))
+        assert r.status_code == 503, r.text
+        assert int(r.headers["Retry-After"]) >= 1 and "try again" in r.json()["detail"]
+    server.ctx.service.journal.queue_wait = 5  # (the helper that gave up may be slow to go)
+    r = server.client.post("/api/tables/T1/shoes/close", headers=_auth(server.key))
+    assert r.status_code == 200, r.text  # the retry the 503 asked for
+    body = r.json()
+    assert body["shoe_id"] == "S1" and body["sealed_seq"] > body["seq"]
+    assert server.ctx.service.store.unsealed_closed() == []
+    stored = server.ctx.service.store.read.coups(Selection("T1", "S1"))
+    assert stored["outcome"].cast(str).to_list() == ["B"]
+    again = server.client.post("/api/tables/T1/shoes/close", headers=_auth(server.key))
+    assert again.status_code == 409 and "no open shoe" in again.json()["detail"]

@@ -10,6 +10,7 @@ from typing import Any
 from roads.audit.bundle import verify
 from roads.store import Selection
 from tests.dashboard.conftest import Server
+from tests.hung_writer import hung_from_seal
 
 
 def _act(server: Server, csrf: str, **body: Any) -> Any:
@@ -58,6 +59,22 @@ def test_dealer_enters_coups_by_keypad_and_by_cards(server: Server) -> None:
     assert ok.json()["last"][0]["outcome"] == "P"
     events = server.ctx.service.journal.events("T1", "S1")
     assert [e.actor for e in events if e.kind == "coup_entered"] == ["dealer", "dealer"]
+
+
+def test_closing_the_shoe_again_after_a_busy_seal_closes_it(server: Server) -> None:
+    csrf = server.login("dealer")
+    assert _act(server, csrf, action="open_shoe", shoe_id="S1").json()["ok"] is True
+    assert _act(server, csrf, action="coup", outcome="B").json()["coups"] == 1
+    server.ctx.service.journal.queue_wait = 0.3
+    with hung_from_seal(server.ctx.service.store):  # the close commits, its seal waits
+        r = _act(server, csrf, action="close_shoe")
+        assert r.status_code == 503 and "try again" in r.json()["detail"]  # what it shows
+    server.ctx.service.journal.queue_wait = 5  # (the helper that gave up may be slow to go)
+    r = _act(server, csrf, action="close_shoe")  # the operator presses Close shoe again
+    assert r.json()["ok"] is True, r.json()
+    assert r.json()["message"] == "Shoe S1 closed and sealed"
+    assert r.json()["state"] == "between_shoes"
+    assert server.ctx.service.store.unsealed_closed() == []
 
 
 def test_csrf_token_is_required_for_every_action(server: Server) -> None:

@@ -12,7 +12,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
@@ -40,7 +39,7 @@ from roads.store.journal import (
 from roads.store.journal_queue import QUEUE_SUFFIX
 from roads.tables import LiveError, TableService
 from tests.floor import DEALER, Floor
-from tests.hung_writer import hung_writer
+from tests.hung_writer import hung_writer, returns
 
 #: How long a test waits for a thread that should be woken at once (a lost wake-up fails
 #: the test in words instead of hanging it).
@@ -436,36 +435,18 @@ def test_a_servers_service_bounds_the_processs_sqlite_caches(tmp_path: Path) -> 
         db.close()
 
 
-def _returns(call: Callable[[], Any]) -> Any:
-    """``call()``'s result or error, run on a thread: a call that hangs fails the test
-    (after a minute) instead of hanging the suite."""
-    outcome: list[Any] = []
-
-    def run() -> None:
-        try:
-            outcome.append(call())
-        except BaseException as exc:
-            outcome.append(exc)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    thread.join(60)
-    assert outcome, "the call never returned"
-    return outcome[0]
-
-
 def test_a_writer_behind_a_hung_writer_gives_up_with_journal_busy(tmp_path: Path) -> None:
     journal = Journal(tmp_path / "journal.sqlite", queue_wait=0.2)
     journal.append("table_closed", "T0", None, {}, "x")
     with hung_writer(journal.path):
-        busy = _returns(lambda: journal.append("table_closed", "T1", None, {}, "x"))
+        busy = returns(lambda: journal.append("table_closed", "T1", None, {}, "x"))
         assert isinstance(busy, JournalBusy) and busy.retry_after >= 1
         assert "busy" in str(busy) and str(journal.path) in str(busy)
         # The next writer of this process gives up too (the first one's wait is still on).
-        assert isinstance(_returns(lambda: journal.append("table_closed", "T2")), JournalBusy)
+        assert isinstance(returns(lambda: journal.append("table_closed", "T2")), JournalBusy)
         assert not _queue_free(journal)
     # The hung writer gone, the queue is free again and nothing of the refused writes stayed.
-    assert _returns(lambda: journal.append("table_closed", "T3", None, {}, "x")).seq == 2
+    assert returns(lambda: journal.append("table_closed", "T3", None, {}, "x")).seq == 2
     assert [e.table_id for e in journal.events()] == ["T0", "T3"] and journal.verify().ok
     assert _queue_free(journal)
 
@@ -480,11 +461,11 @@ def test_shared_commits_behind_a_hung_writer_answer_every_submitter(tmp_path: Pa
     try:
         with hung_writer(journal.path):
             with ThreadPoolExecutor(6) as pool:
-                answers = list(pool.map(lambda t: _returns(lambda: committer.run(append(t))),
+                answers = list(pool.map(lambda t: returns(lambda: committer.run(append(t))),
                                         [f"T{i}" for i in range(6)]))
             assert all(isinstance(a, JournalBusy) for a in answers), answers
             assert committer.commits == 0
-        assert _returns(lambda: committer.run(append("T9"))).seq == 1
+        assert returns(lambda: committer.run(append("T9"))).seq == 1
         assert [e.table_id for e in journal.events()] == ["T9"]
     finally:
         committer.close()
