@@ -18,6 +18,7 @@ import re
 import secrets
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -26,9 +27,10 @@ from pathlib import Path
 from typing import Any, Literal, TypedDict
 
 from roads import faults
+from roads.errors import JournalBusy
 from roads.logins import AuthError, LoginGuard, LoginLimits, RateLimited, recorded_name
 from roads.store import SESSION_HOURS, credential_digest
-from roads.store.journal import SYSTEM, Journal, thread_connection
+from roads.store.journal import SYSTEM, Event, Journal, thread_connection
 
 Role = Literal["dealer", "supervisor", "auditor", "viewer", "admin"]
 ROLES: tuple[Role, ...] = ("dealer", "supervisor", "auditor", "viewer", "admin")
@@ -132,9 +134,11 @@ class Auth:
         root.mkdir(parents=True, exist_ok=True)
         db = self._db()
         db.executescript(_SCHEMA)
-        # account events before this are not recorded in ``applied`` (a store from before)
-        db.execute("INSERT INTO applied SELECT -? WHERE NOT EXISTS (SELECT 1 FROM applied)",
-                   (journal.head()[0],))
+        # account events before this are not recorded in ``applied`` (a store from before);
+        # asked first, so opening a store never waits for a change holding the write lock
+        if db.execute("SELECT 1 FROM applied LIMIT 1").fetchone() is None:
+            db.execute("INSERT INTO applied SELECT -? WHERE NOT EXISTS "
+                       "(SELECT 1 FROM applied)", (journal.head()[0],))
         self.guard = LoginGuard(root, journal, limits or LoginLimits(), clock)
 
     def _db(self) -> sqlite3.Connection:
@@ -146,15 +150,41 @@ class Auth:
         its row: two ``roads users add ana`` at once could otherwise both find no ``ana``
         and both journal her, and an issue between its event and its row looks to a second
         issue like one a kill left (closed as abandoned while the first hands it out).
-        Nothing takes the journal's lock and then this one, so the two cannot deadlock."""
+        Nothing takes the journal's lock and then this one, so the two cannot deadlock.
+
+        One deadline for both locks: a change waits :attr:`Journal.queue_wait` at most in
+        all, for this lock (SQLite's busy timeout, bounded by the deadline) and then for the
+        journal's writers' queue (what is left of it, :meth:`_append`). Behind a hung journal
+        writer, the changes and logins queued on this lock each end in
+        :class:`~roads.errors.JournalBusy` within the bound (SQLite's 30 s timeout here
+        answered the ones queued longest "database is locked", a 500)."""
         db = self._db()
-        db.execute("BEGIN IMMEDIATE")
+        wait = self.journal.queue_wait
+        self._local.deadline = time.monotonic() + wait
+        (usual,) = db.execute("PRAGMA busy_timeout").fetchone()
+        db.execute(f"PRAGMA busy_timeout={max(int(wait * 1000), 0)}")
+        try:
+            db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            if exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY:
+                raise
+            raise JournalBusy(f"the accounts are busy: a login or account change ahead of "
+                              f"this one has not finished ({self.path}); try again shortly",
+                              1) from None  # (the queue's RETRY_AFTER_SECONDS)
+        finally:
+            db.execute(f"PRAGMA busy_timeout={int(usual)}")
         try:
             yield db
         except BaseException:
             db.execute("ROLLBACK")
             raise
         db.execute("COMMIT")
+
+    def _append(self, kind: str, table_id: str, payload: dict[str, Any], by: str) -> Event:
+        """Journal an event inside :meth:`_writing`, waiting for the journal's writers'
+        queue only for what is left of the change's deadline."""
+        left = max(self._local.deadline - time.monotonic(), 0.0)
+        return self.journal.append(kind, table_id, None, payload, by, wait=left)
 
     def _journaled(self, db: sqlite3.Connection, kind: str, table_id: str,
                    payload: dict[str, Any], by: str,
@@ -164,7 +194,7 @@ class Auth:
         a kill between the two leaves an event whose row is as it was before it, which
         ``store verify`` names as an interrupted write (not as a row no event made) and the
         next run of the command completes (``roads.store.accounts``)."""
-        event = self.journal.append(kind, table_id, None, payload, by)
+        event = self._append(kind, table_id, payload, by)
         faults.point("accounts:journaled")
         write(db)
         db.execute("INSERT INTO applied VALUES (?)", (event.seq,))
@@ -280,9 +310,9 @@ class Auth:
             if db.execute("SELECT role, salt, hash, disabled FROM users WHERE name = ?",
                           (name,)).fetchone() != row:
                 raise AuthError("wrong user name or password")
-            self.journal.append("login", SYSTEM, None, {"user": name, "address": address,
-                                                        "credential": credential_digest(
-                                                            *row_values)}, name)
+            self._append("login", SYSTEM, {"user": name, "address": address,
+                                           "credential": credential_digest(*row_values)},
+                         name)
             db.execute("INSERT INTO sessions VALUES (?,?,?,?)", row_values)
         return token, Session(name, row[0], csrf, expires)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -295,6 +296,30 @@ def test_users_add_list_and_key(tmp_path: Path) -> None:
     role = CliRunner().invoke(main, ["users", "add", "bob", "--role", "boss",
                                      "--password-stdin", "--store", store], input="x" * 12)
     assert role.exit_code == 2
+
+
+def test_an_account_change_behind_a_held_accounts_lock_exits_1_with_one_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``auth.sqlite``'s write lock held (a login waiting for a hung journal writer): an
+    account change waits the journal's queue wait at most, then one line and exit 1.
+    Before the fix it waited SQLite's 30 s busy timeout and died with a traceback."""
+    store = tmp_path / "store"
+    added = CliRunner().invoke(main, ["users", "add", "ana", "--role", "supervisor",
+                                      "--password-stdin", "--store", str(store)],
+                               input="a long enough password\n")
+    assert added.exit_code == 0, added.output
+    monkeypatch.setattr(journal_queue, "QUEUE_WAIT_SECONDS", 0.3)
+    other = sqlite3.connect(store / "auth.sqlite", isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        result = CliRunner().invoke(main, ["users", "disable", "ana", "--store", str(store)])
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert result.exit_code == 1, result.output
+    [line] = result.stderr.splitlines()
+    assert line.startswith("roads: error: the accounts are busy")
+    assert run("users", "disable", "ana", "--store", str(store)).exit_code == 0
 
 
 def test_console_command_keeps_output_exit_codes_and_files(tmp_path: Path) -> None:

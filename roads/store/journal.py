@@ -510,9 +510,10 @@ class Journal:
             self._queue.give_back()
 
     def append(self, kind: str, table_id: str, shoe_id: str | None = None,
-               payload: dict[str, Any] | None = None, actor: str | None = None) -> Event:
-        """Append one event; returns once it is durable."""
-        with self.transaction() as tx:
+               payload: dict[str, Any] | None = None, actor: str | None = None, *,
+               wait: float | None = None) -> Event:
+        """Append one event; returns once it is durable (``wait``: as in :meth:`transaction`)."""
+        with self.transaction(wait) as tx:
             return tx.append(kind, table_id, shoe_id, payload or {}, actor)
 
     def run(self, action: Action) -> Event:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import base64
+import sqlite3
 import zipfile
 from pathlib import Path
 from typing import Any
 
 from roads.audit.bundle import verify
 from roads.store import Selection
-from tests.dashboard.conftest import Server
+from tests.dashboard.conftest import PASSWORD, Server
 from tests.hung_writer import hung_from_seal
 
 
@@ -32,6 +33,29 @@ def test_login_form_needs_its_csrf_token(server: Server) -> None:
                            follow_redirects=False)
     assert r.status_code == 303 and "error=" in r.headers["location"]
     assert "roads_session" not in server.client.cookies
+
+
+def test_a_login_behind_a_held_accounts_lock_is_a_503_with_retry_after(server: Server) -> None:
+    """Another worker's login holds ``auth.sqlite``'s write lock (waiting, say, for a hung
+    journal writer): this one waits the journal's ``queue_wait`` at most, then answers 503
+    with Retry-After. Before the fix it waited SQLite's 30 s busy timeout and answered a
+    500 ("database is locked")."""
+    server.ctx.auth.journal.queue_wait = 0.3
+    page = server.client.get("/login")
+    token = page.text.split('name="csrf" value="')[1].split('"')[0]
+    other = sqlite3.connect(server.ctx.auth.path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        r = server.client.post("/login", content=f"user=dealer&password={PASSWORD}"
+                               f"&csrf={token}&next=/",
+                               headers={"content-type": "application/x-www-form-urlencoded"},
+                               follow_redirects=False)
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert r.status_code == 503, r.text
+    assert int(r.headers["Retry-After"]) >= 1 and "busy" in r.json()["detail"]
+    server.login("dealer")  # the lock let go, the same login goes through
 
 
 def test_login_never_redirects_off_site(server: Server) -> None:

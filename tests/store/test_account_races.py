@@ -5,6 +5,7 @@ journal records only what the rows say (``roads store verify`` finds nothing).""
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -14,8 +15,10 @@ import pytest
 from roads import auth as auth_module
 from roads import faults
 from roads.auth import Auth, AuthError
+from roads.errors import JournalBusy
 from roads.store import Store
 from roads.store.accounts import disagreements
+from tests.hung_writer import hung_writer
 
 PASSWORD = "correct horse battery"
 
@@ -103,4 +106,28 @@ def test_two_token_issues_at_once_both_tokens_are_the_journals(
     assert all(auth.token_session(t) is not None for t in tokens.values())
     kinds = [e.kind for e in store.journal.events() if e.kind.startswith("token")]
     assert kinds == ["token_issued", "token_issued"]
+    assert disagreements(store.root, store.journal.events) == []
+
+
+def test_logins_behind_a_hung_journal_writer_all_end_busy(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A shift change behind a hung journal writer: the logins queue on ``auth.sqlite``'s
+    write lock while the one holding it waits for the journal's writers' queue. One
+    deadline bounds both waits, so every login ends in JournalBusy (503, or one line on
+    the CLI). Before the fix each holder waited a whole ``queue_wait`` in turn, and the
+    logins still queued when the connection's 30 s busy timeout ran out died on SQLite's
+    "database is locked" (a 500): hence more logins than 30 s / ``queue_wait``."""
+    monkeypatch.setattr(auth_module, "SCRYPT_N", 2)  # cheap hashes: the locks are the test
+    store = Store.create(tmp_path / "store")
+    auth = Auth(store.root, store.journal)
+    names = [f"u{i}" for i in range(32)]
+    for name in names:
+        auth.add_user(name, "dealer", PASSWORD)
+    store.journal.queue_wait = 1
+    with hung_writer(store.journal.path):
+        outcome = _race(*(functools.partial(auth.login, name, PASSWORD, f"10.0.0.{i}")
+                          for i, name in enumerate(names)))
+    assert all(isinstance(o, JournalBusy) for o in outcome), \
+        sorted({f"{type(o).__name__}: {o}" for o in outcome})
+    assert [e for e in store.journal.events() if e.kind == "login"] == []
     assert disagreements(store.root, store.journal.events) == []
