@@ -60,13 +60,19 @@ class EarlyReads:
         self.shoe_tables: dict[str, Future[dict[str, str]]] = {}
         self.keys: dict[str, Future[list[KeyPairs | pa.Table]]] = {}
         self._coups_files: list[str] = []
+        #: The journal's head when the catalogue was read here (None: not read): verify
+        #: uses the shoe tables read ahead only if its own snapshot has the same head.
+        self.head: int | None = None
         self._pool = ThreadPoolExecutor(max_workers=3, thread_name_prefix="roads-early")
         if not (root / JOURNAL).is_file():
             return
         try:
             db = _read_only(root)
             try:
+                db.execute("BEGIN")
                 rows = db.execute("SELECT path, tbl FROM catalog ORDER BY path").fetchall()
+                self.head = db.execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()[0]
+                db.execute("COMMIT")
             finally:
                 db.close()
         except (sqlite3.Error, OSError, ValueError):
