@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from roads.store import catalog
-from roads.store import verify as verify_module
 from roads.store.verify import verify
 from tests.floor import Floor
 
@@ -40,7 +39,7 @@ def test_a_seal_committed_while_verify_reads_is_no_problem(
             sealing.join()
         return listed
 
-    monkeypatch.setattr(verify_module.catalog, "files", files_then_a_seal)
+    monkeypatch.setattr(catalog, "files", files_then_a_seal)
     report = verify(floor.store)
     assert calls >= 1
     assert report.ok, report.problems
