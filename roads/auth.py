@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Literal, TypedDict
 
 from roads import faults
-from roads.errors import JournalBusy
+from roads.errors import RETRY_AFTER_SECONDS, JournalBusy
 from roads.logins import AuthError, LoginGuard, LoginLimits, RateLimited, recorded_name
 from roads.store import SESSION_HOURS, credential_digest
 from roads.store.journal import SYSTEM, Event, Journal, thread_connection
@@ -170,7 +170,7 @@ class Auth:
                 raise
             raise JournalBusy(f"the accounts are busy: a login or account change ahead of "
                               f"this one has not finished ({self.path}); try again shortly",
-                              1) from None  # (the queue's RETRY_AFTER_SECONDS)
+                              RETRY_AFTER_SECONDS) from None
         finally:
             db.execute(f"PRAGMA busy_timeout={int(usual)}")
         try:

@@ -9,6 +9,10 @@ class InputError(ValueError):
     """Input that cannot be accepted; the message names the value and where it came from."""
 
 
+#: When a write turned away as busy may be tried again, seconds (HTTP's Retry-After).
+RETRY_AFTER_SECONDS = 1
+
+
 class JournalBusy(Exception):
     """The journal's writers' queue stayed taken past the bounded wait: a writer ahead of
     this one has hung. Not the input's fault and not a bug: the same write can be tried

@@ -33,8 +33,6 @@ SHOE_TABLES = ("catalog_shoes", "shoe_index")
 JOURNAL = "journal.sqlite"
 
 
-
-
 def _read_only(root: Path) -> sqlite3.Connection:
     return sqlite3.connect(f"{(root / JOURNAL).resolve().as_uri()}?mode=ro", uri=True, timeout=30,
                            check_same_thread=False)

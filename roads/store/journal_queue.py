@@ -24,15 +24,13 @@ import threading
 import time
 from collections.abc import Callable
 
-from roads.errors import JournalBusy
+from roads.errors import RETRY_AFTER_SECONDS, JournalBusy
 
 #: The file beside the journal that its writers queue on.
 QUEUE_SUFFIX = ".lock"
 #: How long a writer waits for the queue before it gives up, seconds (a commit takes
 #: milliseconds; a wait this long means a writer ahead has hung).
 QUEUE_WAIT_SECONDS = 5.0
-#: When a writer that gave up may try again, seconds (what HTTP's Retry-After says).
-RETRY_AFTER_SECONDS = 1
 
 
 class WritersQueue:

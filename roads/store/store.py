@@ -48,7 +48,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from roads import faults
-from roads.errors import InputError, JournalBusy
+from roads.errors import RETRY_AFTER_SECONDS, InputError, JournalBusy
 from roads.files import fsync_dir, publish_text, sha256, sync_all, temporary_name
 from roads.schema import SCHEMA_VERSION, SHOE_KEY, conform, provenance, shoe_runs
 from roads.store import catalog, checkpoint
@@ -64,7 +64,7 @@ from roads.store.journal import (
     Transaction,
     bulk_cache,
 )
-from roads.store.journal_queue import RETRY_AFTER_SECONDS, lock_within
+from roads.store.journal_queue import lock_within
 from roads.store.journaled import (
     Content,
     arrow_part,
@@ -309,9 +309,9 @@ class Store:
     @contextmanager
     def writing(self) -> Iterator[None]:
         """Held (shared, by any number of writers) while a writer's files are in flight (a
-        seal's hidden files, a bulk run's): ``store verify`` names temporaries found while
-        one holds it as in flight, and only those found when none does as left by a kill
-        (the lock goes with its process).
+        seal's hidden files, a bulk run's): ``store verify`` looks again at what it found
+        while one holds it, until the write ends (the lock goes with its process), and
+        names at once what it finds when none does.
 
         Waited for as long as the journal's queue is (:attr:`Journal.queue_wait`), then
         :class:`JournalBusy`: anyone who can open the file can hold it exclusively, and a
@@ -352,9 +352,10 @@ class Store:
         finally:
             os.close(fd)  # (releases the lock)
 
-    def writers_running(self) -> tuple[bool, bool]:
-        """Whether (any writer, a bulk writer) holds its lock now (a read: nothing made)."""
-        return _held(self.root / WRITERS_LOCK), _held(self.root / BULK_LOCK)
+    def writer_running(self) -> bool:
+        """Whether a writer holds :meth:`writing` now (a bulk run does, under
+        :meth:`bulk_lock`; a read: nothing made)."""
+        return _held(self.root / WRITERS_LOCK)
 
     @contextmanager
     def staging(self) -> Iterator[catalog.StagedRows]:

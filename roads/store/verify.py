@@ -253,36 +253,31 @@ def _unaccounted(store: Store, entries: list[FileEntry], report: Report,
     problem all the same ("in flight": it could not be checked), so holding a lock (any
     reader of the store can) never makes a planted file pass."""
     listed = {e.path for e in entries}
-    before = store.writers_running()
+    before = store.writer_running()
     found = walk(store.root)
-    writing = any(before) or any(store.writers_running())
+    writing = before or store.writer_running()
     if set(found.parts) - listed:  # committed since the catalogue was read?
         listed |= {e.path for e in catalog.files(store.journal.connection())}
-    unnamed: dict[str, str] = {}
+    waiting: dict[str, str] = {}  # path -> what it is, if it stays
     for rel in found.parts:
         if rel in removed and rel not in listed:
             report.add("not accounted for", rel, "a file a committed compaction or purge "
                        "removed, left by an interrupted deletion (the next compaction or "
                        "purge deletes it)")
         elif rel not in listed:
-            unnamed[rel] = "no committed journal event names this file"
+            waiting[rel] = "no committed journal event names this file"
     for rel in found.attachments:
         if rel not in attachments:
-            unnamed[rel] = ("no committed ingest run names this file (a killed run's, which "
+            waiting[rel] = ("no committed ingest run names this file (a killed run's, which "
                             "the next ingest removes, or put there)")
-    if not writing:  # (a bulk run's parts and reports wait for its commit under their
-        for rel, detail in unnamed.items():  # names; a seal's, for the commit's sync)
-            report.add("not accounted for", rel, detail)
-        unnamed = {}
-    waiting = unnamed
     for rel in found.temporaries:
-        if writing:
+        if writing or (store.root / rel).exists():  # (one gone since: a write that ended)
             waiting[rel] = "a temporary file left by an interrupted write"
-        elif (store.root / rel).exists():  # (one gone since was a write that ended)
-            report.add("not accounted for", rel, "a temporary file left by an interrupted "
-                       "write")
-    if waiting:
-        _settled(store, waiting, report, SETTLE_SECONDS)
+    if not writing:
+        for rel, detail in waiting.items():
+            report.add("not accounted for", rel, detail)
+    elif waiting:  # (a bulk run's parts and reports wait for its commit under their names;
+        _settled(store, waiting, report, SETTLE_SECONDS)  # a seal's, for the commit's sync)
     for rel in found.other:
         report.add("not accounted for", rel, "not a file the store writes: no journal "
                    "event names it and it is none of the store's own files")
@@ -300,7 +295,7 @@ def _settled(store: Store, waiting: dict[str, str], report: Report, settle: floa
                    if rel not in published and (store.root / rel).exists()}
         if not waiting:
             return
-        if not any(store.writers_running()):  # its writers ended and it is still there
+        if not store.writer_running():  # its writers ended and it is still there
             for rel, detail in waiting.items():
                 report.add("not accounted for", rel, detail)
             return
