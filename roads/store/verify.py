@@ -433,9 +433,25 @@ def _key_frame(group: KeyPairs | pa.Table) -> pl.DataFrame:
     indices become strings (a null key, or keys not dictionary-encoded, through polars)."""
     if isinstance(group, pa.Table):
         return pl.DataFrame(pl.from_arrow(group)).unique()
-    names = [pl.Series(pl.from_arrow(d)).cast(pl.String) for d in (group.tables, group.shoes)]
+    names = [pl.Series(_CData(d)).cast(pl.String) for d in (group.tables, group.shoes)]
     return pl.DataFrame({"table_id": names[0].gather(group.pairs // group.width),
                          "shoe_id": names[1].gather(group.pairs % group.width)})
+
+
+class _CData:
+    """An Arrow array seen through the Arrow C data interface only: polars takes it as it
+    is, where ``pl.from_arrow`` first imports ``pyarrow.compute`` (30-50 ms of CPU in a
+    fresh verify, holding the GIL) to coerce chunked arrays these never are."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array: pa.Array) -> None:
+        self.array = array
+
+    def __arrow_c_array__(self, requested_schema: object | None = None
+                          ) -> tuple[object, object]:
+        schema, array = self.array.__arrow_c_array__(requested_schema)
+        return schema, array
 
 
 def _distinct_keys(group: pa.Table) -> pl.DataFrame:

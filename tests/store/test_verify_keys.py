@@ -3,6 +3,10 @@ run heads, then strings) against polars' own distinct rows, whatever the row ord
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -10,6 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from roads.rules import get_rules
+from roads.simulate import Simulation, write_simulation
+from roads.store import Store
 from roads.store.verify import _distinct_keys
 
 _KEY = st.tuples(st.sampled_from(["T1", "T2", "tå", ""]),
@@ -34,3 +41,24 @@ def test_a_files_distinct_keys_are_polars_distinct_rows(tmp_path_factory: pytest
     got = pl.concat(found).unique() if found else frame.clear()
     want = frame.unique()
     assert got.sort(pl.all(), nulls_last=True).equals(want.sort(pl.all(), nulls_last=True))
+
+
+#: A fresh ``roads store verify`` (as the console command runs it), then which of the
+#: modules it has no use for were loaded.
+_LOADED = """
+import sys
+from roads.cli import _invoke
+code = _invoke(["store", "verify", "--quiet", "--store", sys.argv[1]])
+print("LOADED", code, *(m for m in ("pyarrow.compute", "pandas") if m in sys.modules))
+"""
+
+
+def test_a_fresh_verify_loads_neither_pyarrow_compute_nor_pandas(tmp_path: Path) -> None:
+    """The files' keys go to polars through the Arrow C data interface: ``pl.from_arrow``
+    imported ``pyarrow.compute`` for them (30-50 ms of a fresh verify's CPU time)."""
+    root = tmp_path / "store"
+    write_simulation(Simulation(get_rules("standard-8"), shoes=6, seed=2, tables=2,
+                                batch_shoes=3), Store.create(root))
+    done = subprocess.run([sys.executable, "-c", _LOADED, str(root)], capture_output=True,
+                          text=True, check=True)
+    assert done.stdout.splitlines()[-1] == "LOADED 0"
