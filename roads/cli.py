@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import atexit
 import functools
+import gc
 import json
 import os
 import random
@@ -826,9 +827,14 @@ def store_verify_cmd(store: Path, deep: bool, anchor: Path | None, as_json: bool
     of each kind."""
     from roads.store import EarlyReads
 
-    early = EarlyReads(store)  # hashing and SQLite (no GIL) beside the imports below
-    early.read_keys()  # (pyarrow imports here; the files' keys are read beside polars')
-    from roads.store.verify import verify
+    gc.disable()  # (the imports below ran ~100 collections, one full, that found next to nothing)
+    try:
+        early = EarlyReads(store)  # hashing and SQLite (no GIL) beside the imports below
+        early.read_keys()  # (pyarrow imports here; the files' keys are read beside polars')
+        from roads.store.verify import verify
+    finally:
+        gc.freeze()  # (what they made stays: the checks' collections need not look at it)
+        gc.enable()
 
     try:
         s = open_store(store)
