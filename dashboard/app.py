@@ -35,7 +35,7 @@ from dashboard.pages import register, shell
 from dashboard.web import web_router
 from roads.auth import Auth
 from roads.board import Board, compiled_machine
-from roads.errors import InputError, JournalBusy
+from roads.errors import InputError, JournalBusy, SigningKeyMismatch
 from roads.render import scoreboard_svg
 from roads.tomlfile import field_error
 
@@ -71,6 +71,7 @@ def create_app(root: Path, site: SiteConfig | None = None, create: bool = True,
     install_errors(server)
     server.add_exception_handler(DependencyException, _no_such_component_file)
     server.add_exception_handler(JournalBusy, _journal_busy)
+    server.add_exception_handler(SigningKeyMismatch, _signing_key_mismatch)
     app.layout = shell(ctx)
     register(app, ctx)
     # Dash's FastAPI backend sets itself up (the assets' stylesheets) on the first request
@@ -182,6 +183,16 @@ async def _journal_busy(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, JournalBusy)
     return JSONResponse({"detail": str(exc)}, status_code=503,
                         headers={"Retry-After": str(exc.retry_after)})
+
+
+async def _signing_key_mismatch(request: Request, exc: Exception) -> JSONResponse:
+    """A write whose signature the store's key would not verify: refused before it wrote,
+    the server's fault (500), naming the key file (relative to the store) in one line."""
+    assert isinstance(exc, SigningKeyMismatch)
+    return JSONResponse({"detail": f"the store cannot sign this write: its signing key "
+                                   f"{exc.key_file} is not the one its public key names; "
+                                   "the operator must put back the store's key"},
+                        status_code=500)
 
 
 async def _no_such_component_file(request: Request, exc: Exception) -> JSONResponse:

@@ -321,7 +321,9 @@ class Store:
         until the lock is theirs), so one helper thread at most waits for it per process:
         given up, the helper keeps the mutex until its ``flock`` returns, and the writers
         after it give up on the mutex instead of each leaving a thread blocked behind the
-        holder."""
+        holder. Every such write signs the journal's head: a signing key that is not the
+        store's is refused here, before anything is written (:func:`checkpoint.signing_key`)."""
+        checkpoint.signing_key(self.root)
         path = self.root / WRITERS_LOCK
         wait = self.journal.queue_wait
         deadline = time.monotonic() + wait
