@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable
 
 from roads.errors import RETRY_AFTER_SECONDS, JournalBusy
+from roads.store.lock_holders import held_by
 
 #: The file beside the journal that its writers queue on.
 QUEUE_SUFFIX = ".lock"
@@ -83,7 +84,8 @@ class WritersQueue:
 
     def _busy(self) -> JournalBusy:
         return JournalBusy(f"the journal is busy: a writer ahead of this one has not let its "
-                           f"queue go ({self.path}); try again shortly", RETRY_AFTER_SECONDS)
+                           f"queue go ({self.path}){held_by(self.path)}; try again shortly",
+                           RETRY_AFTER_SECONDS)
 
 
 def lock_within(fd: int, operation: int, deadline: float, busy: Callable[[], JournalBusy],

@@ -83,6 +83,7 @@ from roads.store.layout import (
     temporary_target,
     walk,
 )
+from roads.store.lock_holders import held_by
 from roads.store.read import Reader
 
 #: Part files: zstd at its fastest level (the bulk readers are I/O-light already).
@@ -297,14 +298,28 @@ class Store:
     @contextmanager
     def bulk_lock(self) -> Iterator[None]:
         """One bulk writer at a time (ingest, engine runs, compaction, purge): each sweeps
-        the leftovers of its kind, which must not be another run's files in flight."""
+        the leftovers of its kind, which must not be another run's files in flight.
+
+        Waited for as long as the journal's queue is (:attr:`Journal.queue_wait`), then
+        :class:`JournalBusy` naming the lock and who holds it: a blocking ``flock`` waited
+        for as long as the run ahead took (or for ever behind a stopped one) with nothing
+        said; a second run is started again once the first has ended."""
         path = self.root / BULK_LOCK
-        with path.open("w") as fh, self.writing():
-            fcntl.flock(fh, fcntl.LOCK_EX)
+        with self.writing():
+            deadline = time.monotonic() + self.journal.queue_wait
+
+            def busy() -> JournalBusy:
+                return JournalBusy(f"the store is busy: another bulk run (an ingest, an "
+                                   f"engine run, a compaction or a purge) holds its bulk lock "
+                                   f"({path}){held_by(path)}; try again when it has ended",
+                                   RETRY_AFTER_SECONDS)
+
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            lock_within(fd, fcntl.LOCK_EX, deadline, busy, lambda: os.close(fd), str(path))
             try:
                 yield
             finally:
-                fcntl.flock(fh, fcntl.LOCK_UN)
+                os.close(fd)  # (releases the lock)
 
     @contextmanager
     def writing(self) -> Iterator[None]:
@@ -330,7 +345,8 @@ class Store:
 
         def busy() -> JournalBusy:
             return JournalBusy(f"the store is busy: a process holds its writers' lock ({path}) "
-                               "exclusively; try again shortly", RETRY_AFTER_SECONDS)
+                               f"exclusively{held_by(path)}; try again shortly",
+                               RETRY_AFTER_SECONDS)
 
         if self._taker_pid != os.getpid():  # forked: the parent's mutex is its own
             self._taker, self._taker_pid = threading.Lock(), os.getpid()
