@@ -12,7 +12,7 @@ import asyncio
 import sqlite3
 import threading
 from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -121,7 +121,8 @@ def _journaling_refusals(previous: Lifespan, auth: Auth) -> Lifespan:
         async def every_window() -> None:
             while True:
                 await asyncio.sleep(REFUSALS_FLUSH_SECONDS)
-                await run_in_threadpool(auth.flush_refusals)
+                with suppress(JournalBusy):  # (a hung writer: the next window tries again;
+                    await run_in_threadpool(auth.flush_refusals)  # raised, it ended the task)
 
         task = asyncio.create_task(every_window())
         threading.Thread(target=warm_up, name="kernels", daemon=True).start()
