@@ -55,7 +55,7 @@ class WritersQueue:
             raise self._busy()
         try:
             if self._fd is None:
-                self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+                self._fd = open_lock(self.path)
         except BaseException:
             self._mutex.release()
             raise
@@ -86,6 +86,22 @@ class WritersQueue:
         return JournalBusy(f"the journal is busy: a writer ahead of this one has not let its "
                            f"queue go ({self.path}){held_by(self.path)}; try again shortly",
                            RETRY_AFTER_SECONDS)
+
+
+def open_lock(path: str | os.PathLike[str]) -> int:
+    """A descriptor of the lock file ``path`` (made if missing), readable by the store's
+    owner only: anyone who can open a lock can hold it exclusively, and hold every writer
+    behind it. A file an earlier version made 0644 is made 0600 here when this process
+    owns it (another owner's is left as it is: only its owner may change it)."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        stat = os.fstat(fd)
+        if stat.st_mode & 0o077 and stat.st_uid == os.geteuid():
+            os.fchmod(fd, 0o600)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def lock_within(fd: int, operation: int, deadline: float, busy: Callable[[], JournalBusy],

@@ -64,7 +64,7 @@ from roads.store.journal import (
     Transaction,
     bulk_cache,
 )
-from roads.store.journal_queue import lock_within
+from roads.store.journal_queue import lock_within, open_lock
 from roads.store.journaled import (
     Content,
     arrow_part,
@@ -314,7 +314,7 @@ class Store:
                                    f"({path}){held_by(path)}; try again when it has ended",
                                    RETRY_AFTER_SECONDS)
 
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            fd = open_lock(path)
             lock_within(fd, fcntl.LOCK_EX, deadline, busy, lambda: os.close(fd), str(path))
             try:
                 yield
@@ -354,7 +354,7 @@ class Store:
         if not taker.acquire(timeout=max(wait, 0.0)):
             raise busy()
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            fd = open_lock(path)
         except BaseException:
             taker.release()
             raise
