@@ -13,11 +13,14 @@ The bounded wait (:func:`lock_within`) is the store's writers' lock's too.
 
 The threads of one process queue on one in-process mutex first (a lock with a timeout of
 its own), then one of them takes the file lock with the process's one descriptor. The lock
-goes with its process, so a killed writer never leaves it held.
+goes with its process, so a killed writer never leaves it held; a forked child closes its
+copies of the process's lock descriptors at once (:func:`close_lock`'s registry), so a child
+that outlives its parent does not keep the parent's lock.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import threading
@@ -48,8 +51,8 @@ class WritersQueue:
 
     def take(self, wait: float) -> None:
         """Hold the queue, waiting ``wait`` seconds at most; else :class:`JournalBusy`."""
-        if self._pid != os.getpid():  # forked: the parent's mutex and descriptor are its own
-            self._fresh()
+        if self._pid != os.getpid():  # forked: the parent's mutex is its own, and its
+            self._fresh()  # descriptor was closed in this child (_forked)
         deadline = time.monotonic() + wait
         if not self._mutex.acquire(timeout=max(wait, 0.0)):
             raise self._busy()
@@ -77,7 +80,7 @@ class WritersQueue:
         if self._pid == os.getpid() and self._fd is not None \
                 and self._mutex.acquire(blocking=False):
             try:
-                os.close(self._fd)
+                close_lock(self._fd)
                 self._fd = None
             finally:
                 self._mutex.release()
@@ -101,7 +104,38 @@ def open_lock(path: str | os.PathLike[str]) -> int:
     except BaseException:
         os.close(fd)
         raise
+    with _open_guard:
+        _open_locks.add(fd)
     return fd
+
+
+def close_lock(fd: int) -> None:
+    """Close a descriptor :func:`open_lock` gave (which lets its lock go)."""
+    with _open_guard:
+        _open_locks.discard(fd)
+    os.close(fd)
+
+
+#: The lock descriptors this process has open (:func:`open_lock`), for :func:`_forked`.
+_open_locks: set[int] = set()
+_open_guard = threading.Lock()
+
+
+def _forked() -> None:
+    """In a forked child: close every lock descriptor the parent had open. A ``flock``
+    belongs to the open file, which the child's copy of the descriptor shares: kept, it
+    held the parent's queue (or writers' lock) for as long as the child lived, after the
+    parent let it go by dying, and no writer got past it. (Closing the child's copy leaves
+    the parent's lock as it is; ``O_CLOEXEC`` covers an ``exec`` only.)"""
+    global _open_guard
+    _open_guard = threading.Lock()  # (another thread of the parent may have held it)
+    for fd in _open_locks:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _open_locks.clear()
+
+
+os.register_at_fork(after_in_child=_forked)
 
 
 def lock_within(fd: int, operation: int, deadline: float, busy: Callable[[], JournalBusy],

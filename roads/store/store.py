@@ -64,7 +64,7 @@ from roads.store.journal import (
     Transaction,
     bulk_cache,
 )
-from roads.store.journal_queue import lock_within, open_lock
+from roads.store.journal_queue import close_lock, lock_within, open_lock
 from roads.store.journaled import (
     Content,
     arrow_part,
@@ -315,11 +315,11 @@ class Store:
                                    RETRY_AFTER_SECONDS)
 
             fd = open_lock(path)
-            lock_within(fd, fcntl.LOCK_EX, deadline, busy, lambda: os.close(fd), str(path))
+            lock_within(fd, fcntl.LOCK_EX, deadline, busy, lambda: close_lock(fd), str(path))
             try:
                 yield
             finally:
-                os.close(fd)  # (releases the lock)
+                close_lock(fd)  # (releases the lock)
 
     @contextmanager
     def writing(self) -> Iterator[None]:
@@ -360,7 +360,7 @@ class Store:
             raise
 
         def abandon() -> None:  # (the helper's, once its flock returns, when given up)
-            os.close(fd)
+            close_lock(fd)
             taker.release()
 
         lock_within(fd, fcntl.LOCK_SH, deadline, busy, abandon, str(path))
@@ -368,7 +368,7 @@ class Store:
         try:
             yield
         finally:
-            os.close(fd)  # (releases the lock)
+            close_lock(fd)  # (releases the lock)
 
     def writer_running(self) -> bool:
         """Whether a writer holds :meth:`writing` now (a bulk run does, under
