@@ -35,7 +35,7 @@ from dashboard.pages import register, shell
 from dashboard.web import web_router
 from roads.auth import Auth
 from roads.board import Board, compiled_machine
-from roads.errors import InputError, JournalBusy, SigningKeyMismatch
+from roads.errors import RETRY_AFTER_SECONDS, InputError, JournalBusy, SigningKeyMismatch
 from roads.render import scoreboard_svg
 from roads.tomlfile import field_error
 
@@ -72,6 +72,7 @@ def create_app(root: Path, site: SiteConfig | None = None, create: bool = True,
     server.add_exception_handler(DependencyException, _no_such_component_file)
     server.add_exception_handler(JournalBusy, _journal_busy)
     server.add_exception_handler(SigningKeyMismatch, _signing_key_mismatch)
+    server.add_exception_handler(sqlite3.OperationalError, _database_locked)
     app.layout = shell(ctx)
     register(app, ctx)
     # Dash's FastAPI backend sets itself up (the assets' stylesheets) on the first request
@@ -173,10 +174,33 @@ def callback_check(app: Dash) -> Callable[[bytes], str | None]:
 
 def _callback_error(error: Exception) -> None:
     """Dash's ``on_error``: a value the browser sent that a callback cannot use is the
-    client's error (400), not the server's."""
+    client's error (400), not the server's; a store too busy to read (SQLite's lock held
+    past its busy timeout) is a 503 to be tried again, as a busy write is, not a 500."""
     if isinstance(error, BAD_VALUES):
         raise HTTPException(400, f"this page cannot use a value it sent: {error}")
+    if _locked(error):
+        raise _store_busy(error) from error
     raise error
+
+
+def _locked(error: BaseException) -> bool:
+    """Whether ``error`` is SQLite's "database is locked" (or "table is locked")."""
+    return isinstance(error, sqlite3.OperationalError) and \
+        getattr(error, "sqlite_errorcode", 0) & 0xFF in (sqlite3.SQLITE_BUSY,
+                                                         sqlite3.SQLITE_LOCKED)
+
+
+def _store_busy(error: BaseException) -> JournalBusy:
+    return JournalBusy(f"the store is busy: another process holds its database locked "
+                       f"({error}); try again shortly", RETRY_AFTER_SECONDS)
+
+
+async def _database_locked(request: Request, exc: Exception) -> JSONResponse:
+    """A read of any route behind a held SQLite lock: 503 as :func:`_journal_busy`; any
+    other operational error stays the server's (500)."""
+    if not _locked(exc):
+        raise exc
+    return await _journal_busy(request, _store_busy(exc))
 
 
 async def _journal_busy(request: Request, exc: Exception) -> JSONResponse:
