@@ -12,7 +12,7 @@ import asyncio
 import sqlite3
 import threading
 from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -35,7 +35,7 @@ from dashboard.pages import register, shell
 from dashboard.web import web_router
 from roads.auth import Auth
 from roads.board import Board, compiled_machine
-from roads.errors import InputError, JournalBusy
+from roads.errors import RETRY_AFTER_SECONDS, InputError, JournalBusy, SigningKeyMismatch
 from roads.render import scoreboard_svg
 from roads.tomlfile import field_error
 
@@ -71,6 +71,8 @@ def create_app(root: Path, site: SiteConfig | None = None, create: bool = True,
     install_errors(server)
     server.add_exception_handler(DependencyException, _no_such_component_file)
     server.add_exception_handler(JournalBusy, _journal_busy)
+    server.add_exception_handler(SigningKeyMismatch, _signing_key_mismatch)
+    server.add_exception_handler(sqlite3.OperationalError, _database_locked)
     app.layout = shell(ctx)
     register(app, ctx)
     # Dash's FastAPI backend sets itself up (the assets' stylesheets) on the first request
@@ -120,7 +122,8 @@ def _journaling_refusals(previous: Lifespan, auth: Auth) -> Lifespan:
         async def every_window() -> None:
             while True:
                 await asyncio.sleep(REFUSALS_FLUSH_SECONDS)
-                await run_in_threadpool(auth.flush_refusals)
+                with suppress(JournalBusy):  # (a hung writer: the next window tries again;
+                    await run_in_threadpool(auth.flush_refusals)  # raised, it ended the task)
 
         task = asyncio.create_task(every_window())
         threading.Thread(target=warm_up, name="kernels", daemon=True).start()
@@ -171,10 +174,33 @@ def callback_check(app: Dash) -> Callable[[bytes], str | None]:
 
 def _callback_error(error: Exception) -> None:
     """Dash's ``on_error``: a value the browser sent that a callback cannot use is the
-    client's error (400), not the server's."""
+    client's error (400), not the server's; a store too busy to read (SQLite's lock held
+    past its busy timeout) is a 503 to be tried again, as a busy write is, not a 500."""
     if isinstance(error, BAD_VALUES):
         raise HTTPException(400, f"this page cannot use a value it sent: {error}")
+    if _locked(error):
+        raise _store_busy(error) from error
     raise error
+
+
+def _locked(error: BaseException) -> bool:
+    """Whether ``error`` is SQLite's "database is locked" (or "table is locked")."""
+    return isinstance(error, sqlite3.OperationalError) and \
+        getattr(error, "sqlite_errorcode", 0) & 0xFF in (sqlite3.SQLITE_BUSY,
+                                                         sqlite3.SQLITE_LOCKED)
+
+
+def _store_busy(error: BaseException) -> JournalBusy:
+    return JournalBusy(f"the store is busy: another process holds its database locked "
+                       f"({error}); try again shortly", RETRY_AFTER_SECONDS)
+
+
+async def _database_locked(request: Request, exc: Exception) -> JSONResponse:
+    """A read of any route behind a held SQLite lock: 503 as :func:`_journal_busy`; any
+    other operational error stays the server's (500)."""
+    if not _locked(exc):
+        raise exc
+    return await _journal_busy(request, _store_busy(exc))
 
 
 async def _journal_busy(request: Request, exc: Exception) -> JSONResponse:
@@ -182,6 +208,16 @@ async def _journal_busy(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, JournalBusy)
     return JSONResponse({"detail": str(exc)}, status_code=503,
                         headers={"Retry-After": str(exc.retry_after)})
+
+
+async def _signing_key_mismatch(request: Request, exc: Exception) -> JSONResponse:
+    """A write whose signature the store's key would not verify: refused before it wrote,
+    the server's fault (500), naming the key file (relative to the store) in one line."""
+    assert isinstance(exc, SigningKeyMismatch)
+    return JSONResponse({"detail": f"the store cannot sign this write: its signing key "
+                                   f"{exc.key_file} is not the one its public key names; "
+                                   "the operator must put back the store's key"},
+                        status_code=500)
 
 
 async def _no_such_component_file(request: Request, exc: Exception) -> JSONResponse:

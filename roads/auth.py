@@ -12,6 +12,7 @@ aggregate by :mod:`roads.logins`.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import re
@@ -28,7 +29,14 @@ from typing import Any, Literal, TypedDict
 
 from roads import faults
 from roads.errors import RETRY_AFTER_SECONDS, JournalBusy
-from roads.logins import AuthError, LoginGuard, LoginLimits, RateLimited, recorded_name
+from roads.logins import (
+    AuthError,
+    LoginGuard,
+    LoginLimits,
+    RateLimited,
+    recorded_name,
+    write_lock_within,
+)
 from roads.store import SESSION_HOURS, credential_digest
 from roads.store.journal import SYSTEM, Event, Journal, thread_connection
 
@@ -145,7 +153,7 @@ class Auth:
         return thread_connection(self._local, self.path)
 
     @contextmanager
-    def _writing(self) -> Iterator[sqlite3.Connection]:
+    def _writing(self, deadline: float | None = None) -> Iterator[sqlite3.Connection]:
         """``auth.sqlite``'s write lock, held around a change's check, its journal event and
         its row: two ``roads users add ana`` at once could otherwise both find no ``ana``
         and both journal her, and an issue between its event and its row looks to a second
@@ -157,28 +165,24 @@ class Auth:
         journal's writers' queue (what is left of it, :meth:`_append`). Behind a hung journal
         writer, the changes and logins queued on this lock each end in
         :class:`~roads.errors.JournalBusy` within the bound (SQLite's 30 s timeout here
-        answered the ones queued longest "database is locked", a 500)."""
+        answered the ones queued longest "database is locked", a 500). ``deadline``: a
+        login's, which waited for ``logins.sqlite`` first (:meth:`login`)."""
         db = self._db()
-        wait = self.journal.queue_wait
-        self._local.deadline = time.monotonic() + wait
+        self._local.deadline = time.monotonic() + self.journal.queue_wait \
+            if deadline is None else deadline
         (usual,) = db.execute("PRAGMA busy_timeout").fetchone()
-        db.execute(f"PRAGMA busy_timeout={max(int(wait * 1000), 0)}")
-        try:
-            db.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as exc:
-            if exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY:
-                raise
-            raise JournalBusy(f"the accounts are busy: a login or account change ahead of "
-                              f"this one has not finished ({self.path}); try again shortly",
-                              RETRY_AFTER_SECONDS) from None
-        finally:
-            db.execute(f"PRAGMA busy_timeout={int(usual)}")
+        write_lock_within(db, self._local.deadline, self._busy, int(usual))
         try:
             yield db
         except BaseException:
             db.execute("ROLLBACK")
             raise
         db.execute("COMMIT")
+
+    def _busy(self) -> JournalBusy:
+        return JournalBusy(f"the accounts are busy: a login or account change ahead of this "
+                           f"one has not finished ({self.path}); try again shortly",
+                           RETRY_AFTER_SECONDS)
 
     def _append(self, kind: str, table_id: str, payload: dict[str, Any], by: str) -> Event:
         """Journal an event inside :meth:`_writing`, waiting for the journal's writers'
@@ -295,10 +299,12 @@ class Auth:
         matches = hmac.compare_digest(hash_password(password, salt), row[2] if row else b"")
         if row is None or not matches or row[3]:
             reason = "disabled user" if row is not None and matches else "bad credentials"
-            self.guard.failed(typed, address, reason)
-            self.guard.flush()
+            deadline = self.guard.deadline()  # one for the failure and its journaling
+            self.guard.failed(typed, address, reason, deadline)
+            self.guard.flush(deadline=deadline)
             raise AuthError("wrong user name or password")
-        self.guard.succeeded(typed, address)
+        deadline = self.guard.deadline()  # one for logins.sqlite, auth.sqlite and the queue
+        self.guard.succeeded(typed, address, deadline)
         token, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
         expires = self._clock() + timedelta(hours=SESSION_HOURS)
         row_values = (_digest(token), name, csrf, expires.isoformat())
@@ -306,7 +312,7 @@ class Auth:
         # harm), never a session no login recorded (which verify names as planted). Under
         # the write lock, with the password and the user asked again: a password change
         # or disabling journaled between the hash and the row ends the session it let in.
-        with self._writing() as db:
+        with self._writing(deadline) as db:
             if db.execute("SELECT role, salt, hash, disabled FROM users WHERE name = ?",
                           (name,)).fetchone() != row:
                 raise AuthError("wrong user name or password")
@@ -317,8 +323,9 @@ class Auth:
         return token, Session(name, row[0], csrf, expires)
 
     def _refused(self, name: str, address: str, reason: str) -> None:
-        self.guard.refused(name, address, reason)
-        self.guard.flush()
+        deadline = self.guard.deadline()
+        self.guard.refused(name, address, reason, deadline)
+        self.guard.flush(deadline=deadline)
 
     def flush_refusals(self, force: bool = False) -> int:
         """Journal the refused logins of ended windows (all of them when ``force``)."""
@@ -336,7 +343,10 @@ class Auth:
             return None
         expires = datetime.fromisoformat(row[3])
         if expires <= self._clock():
-            self._db().execute("DELETE FROM sessions WHERE token_hash = ?", (_digest(token),))
+            # Tidying only (an expired row lets no one in): skipped, not waited for, while
+            # a login or change holds the write lock; the next look at it removes it.
+            with contextlib.suppress(JournalBusy), self._writing(time.monotonic()) as db:
+                db.execute("DELETE FROM sessions WHERE token_hash = ?", (_digest(token),))
             return None
         return Session(row[0], row[1], row[2], expires)
 
@@ -344,13 +354,16 @@ class Auth:
         """End a session; the event names the row it ended (by digest), so the row put
         back afterwards is not the login's any more."""
         session = self.session(token)
-        row = self._db().execute("SELECT token_hash, name, csrf, expires_at FROM sessions "
-                                 "WHERE token_hash = ?", (_digest(token),)).fetchone()
-        self._db().execute("DELETE FROM sessions WHERE token_hash = ?", (_digest(token),))
+        deadline = time.monotonic() + self.journal.queue_wait  # the delete's and the event's
+        with self._writing(deadline) as db:  # (committed before the event is journaled)
+            row = db.execute("SELECT token_hash, name, csrf, expires_at FROM sessions "
+                             "WHERE token_hash = ?", (_digest(token),)).fetchone()
+            db.execute("DELETE FROM sessions WHERE token_hash = ?", (_digest(token),))
         if session is not None:
             self.journal.append("logout", SYSTEM, None, {
                 "user": session.user,
-                **({"credential": credential_digest(*row)} if row else {})}, session.user)
+                **({"credential": credential_digest(*row)} if row else {})}, session.user,
+                wait=max(deadline - time.monotonic(), 0.0))
 
     # -- API keys and personal tokens -------------------------------------------------------
     def _new_id(self) -> str:

@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 import click
 
 from roads import __version__
-from roads.errors import InputError, JournalBusy
+from roads.errors import InputError, JournalBusy, SigningKeyMismatch
 from roads.rules import PRESETS, RulesError, RuleSet, get_rules, ratio
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -44,14 +44,15 @@ def _fail(message: str) -> None:
 
 
 def input_errors(func: F) -> F:
-    """Turn the library's input errors into one line on stderr and exit code 2 (a journal
-    whose writers' queue stayed taken: one line and exit 1)."""
+    """Turn the library's input errors (and a signing key that is not the store's) into one
+    line on stderr and exit code 2 (a journal whose writers' queue stayed taken: one line
+    and exit 1)."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
-        except InputError as exc:
+        except (InputError, SigningKeyMismatch) as exc:  # (a key not the store's: refused)
             _fail(str(exc))
         except JournalBusy as exc:  # not the input's fault: exit 1, as a failed check does
             click.echo(f"roads: error: {exc}", err=True)

@@ -119,11 +119,16 @@ def serve_cmd(store: Path, host: str, port: int, config_path: Path | None,
 
 def _signable(store: Store) -> None:
     """Refuse to serve a store whose checkpoints were removed: its start-up sweep and every
-    seal would leave the journal unsigned, or, before, sign it as if it were whole."""
+    seal would leave the journal unsigned, or, before, sign it as if it were whole; and one
+    whose signing key is not its own (every seal would be refused)."""
+    from roads.store import checkpoint
+
     reason = store.unsigned_reason()
     store.journal.close()
     if reason is not None:
         raise InputError(f"refusing to serve {store.root}: {reason}")
+    if all((store.root / name).exists() for name in (checkpoint.PRIVATE, checkpoint.PUBLIC)):
+        checkpoint.signing_key(store.root)  # SigningKeyMismatch: exit 2, naming the key
 
 
 def _demo_users(store: Path) -> list[str]:

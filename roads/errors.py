@@ -21,3 +21,16 @@ class JournalBusy(Exception):
     def __init__(self, message: str, retry_after: int) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+
+
+class SigningKeyMismatch(Exception):
+    """The store's private key is not the one its recorded public key is the public half
+    of (replaced, or restored from another store): whatever it signed would fail ``store
+    verify`` later as an invalid signature, so nothing is signed with it. The store's
+    configuration is at fault, not the input, and trying again does not help (the CLI
+    refuses with exit 2; HTTP 500 naming the key file)."""
+
+    def __init__(self, message: str, key_file: str) -> None:
+        super().__init__(message)
+        #: The private key file, relative to the store (``keys/store-ed25519.pem``).
+        self.key_file = key_file

@@ -15,6 +15,11 @@ across restarts). It holds counters, not records — the record is the journal e
 is written without an fsync per attempt (WAL, ``synchronous=NORMAL``): a flood costs the
 disk nothing the tables' own commits wait for. A power cut (not a crash) may lose the counts
 of the last moments before their window was journaled.
+
+Every write of ``logins.sqlite`` waits for its write lock under a deadline (the journal's
+``queue_wait``, one for a whole login: the failure, the refusal and the flush that
+journals it), then :class:`~roads.errors.JournalBusy` (HTTP 503 with Retry-After), as the
+accounts' writes do; SQLite's 30 s busy timeout answered them "database is locked", a 500.
 """
 
 from __future__ import annotations
@@ -22,13 +27,14 @@ from __future__ import annotations
 import math
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from roads.errors import InputError
+from roads.errors import RETRY_AFTER_SECONDS, InputError, JournalBusy
 from roads.store.journal import SYSTEM, Journal
 
 SCHEMA = """
@@ -44,6 +50,8 @@ CREATE TABLE IF NOT EXISTS refusals (
 LISTED_SOURCES = 50
 #: A typed user name is recorded at most this long (it is attacker-chosen text).
 NAME_CHARS = 64
+#: SQLite's busy timeout for reads, milliseconds (a write waits for its deadline instead).
+READ_BUSY_MS = 30000
 
 
 class AuthError(InputError):
@@ -98,24 +106,36 @@ class LoginGuard:
         """This thread's connection (WAL; commits reach the OS, not the platter)."""
         db: sqlite3.Connection | None = getattr(self._local, "db", None)
         if db is None:
-            db = sqlite3.connect(self.path, isolation_level=None, timeout=30,
-                                 check_same_thread=False)
+            db = sqlite3.connect(self.path, isolation_level=None,
+                                 timeout=READ_BUSY_MS / 1000, check_same_thread=False)
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
-            db.execute("PRAGMA busy_timeout=30000")
+            db.execute(f"PRAGMA busy_timeout={READ_BUSY_MS}")
             self._local.db = db
         return db
 
+    def deadline(self) -> float:
+        """When a login's waits for locks end (:func:`time.monotonic`): the journal's
+        ``queue_wait`` from now."""
+        return time.monotonic() + self.journal.queue_wait
+
     @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
+    def _transaction(self, deadline: float | None = None) -> Iterator[sqlite3.Connection]:
+        """``logins.sqlite``'s write lock (one process at a time; the others wait their
+        turn) by ``deadline`` (default :meth:`deadline`), else :class:`JournalBusy`."""
         db = self._db()
-        db.execute("BEGIN IMMEDIATE")  # one process at a time; the others wait their turn
+        write_lock_within(db, self.deadline() if deadline is None else deadline, self._busy,
+                          READ_BUSY_MS)
         try:
             yield db
         except BaseException:
             db.execute("ROLLBACK")
             raise
         db.execute("COMMIT")
+
+    def _busy(self) -> JournalBusy:
+        return JournalBusy(f"the login limiter is busy: a login ahead of this one has not "
+                           f"finished ({self.path}); try again shortly", RETRY_AFTER_SECONDS)
 
     def check(self, name: str, address: str) -> None:
         """Raise :class:`RateLimited` when this attempt must not be tried yet."""
@@ -139,21 +159,25 @@ class LoginGuard:
                 raise RateLimited(f"too many failed logins; try again in {_words(wait)}",
                                   _seconds(wait))
 
-    def failed(self, name: str, address: str, reason: str) -> None:
+    def failed(self, name: str, address: str, reason: str,
+               deadline: float | None = None) -> None:
         """A wrong password (or unknown or disabled user): a failure that grows the pair's
         delay and spends the address's budget, and a refusal to journal."""
-        with self._transaction() as db:
+        with self._transaction(deadline) as db:
             db.execute("INSERT INTO failures VALUES (?,?,?)",
                        (name, address, self._clock().isoformat()))
             self._count(db, name, address, reason)
 
-    def refused(self, name: str, address: str, reason: str) -> None:
+    def refused(self, name: str, address: str, reason: str,
+                deadline: float | None = None) -> None:
         """An attempt refused without trying the password: journaled, not a failure."""
-        self._count(self._db(), name, address, reason)
+        with self._transaction(deadline) as db:
+            self._count(db, name, address, reason)
 
-    def succeeded(self, name: str, address: str) -> None:
-        self._db().execute("DELETE FROM failures WHERE name = ? AND address = ?",
-                           (name, address))
+    def succeeded(self, name: str, address: str, deadline: float | None = None) -> None:
+        with self._transaction(deadline) as db:
+            db.execute("DELETE FROM failures WHERE name = ? AND address = ?",
+                       (name, address))
 
     def _count(self, db: sqlite3.Connection, name: str, address: str, reason: str) -> None:
         seconds = int(self.limits.journal_window.total_seconds())
@@ -163,9 +187,11 @@ class LoginGuard:
             "ON CONFLICT(window, name, address, reason) DO UPDATE SET count = count + 1",
             (window, name, address, reason))
 
-    def flush(self, force: bool = False) -> int:
+    def flush(self, force: bool = False, deadline: float | None = None) -> int:
         """Journal the refusals of every window that has ended (every window when
-        ``force``, e.g. at shutdown): one event per window. Returns the events written."""
+        ``force``, e.g. at shutdown): one event per window. Returns the events written.
+        The write lock and the journal's queue are waited for by one ``deadline``."""
+        deadline = self.deadline() if deadline is None else deadline
         seconds = int(self.limits.journal_window.total_seconds())
         now = self._clock()
         ended = math.inf if force else int(now.timestamp()) - seconds
@@ -174,7 +200,8 @@ class LoginGuard:
                       (ended,)).fetchone() is None:
             return 0
         written = 0
-        with self._transaction() as db:  # one process claims a window; the others see it done
+        with self._transaction(deadline) as db:  # one process claims a window; the others
+            # see it done
             rows = db.execute(
                 "SELECT window, name, address, reason, count - journaled FROM refusals "
                 "WHERE window <= ? AND count > journaled ORDER BY window, count - journaled "
@@ -189,7 +216,8 @@ class LoginGuard:
                     "attempts": sum(s[3] for s in sources),
                     "sources": [{"user": n, "address": a, "reason": r, "attempts": c}
                                 for n, a, r, c in sources[:LISTED_SOURCES]],
-                    "more_sources": max(0, len(sources) - LISTED_SOURCES)}, None)
+                    "more_sources": max(0, len(sources) - LISTED_SOURCES)}, None,
+                    wait=max(deadline - time.monotonic(), 0.0))
                 written += 1
             db.execute("UPDATE refusals SET journaled = count WHERE window <= ?", (ended,))
             keep = int((now - self.limits.window).timestamp())
@@ -197,6 +225,22 @@ class LoginGuard:
             db.execute("DELETE FROM failures WHERE at <= ?",
                        ((now - self.limits.window).isoformat(),))
         return written
+
+
+def write_lock_within(db: sqlite3.Connection, deadline: float, busy: Callable[[], JournalBusy],
+                      usual_ms: int) -> None:
+    """``BEGIN IMMEDIATE`` on ``db`` by ``deadline`` (:func:`time.monotonic`; SQLite's busy
+    timeout set to what is left of it), else ``busy()`` raised; the busy timeout is then
+    ``usual_ms`` again (the connection's reads keep theirs)."""
+    db.execute(f"PRAGMA busy_timeout={max(int((deadline - time.monotonic()) * 1000), 0)}")
+    try:
+        db.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError as exc:
+        if exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY:
+            raise
+        raise busy() from None
+    finally:
+        db.execute(f"PRAGMA busy_timeout={usual_ms}")
 
 
 def _seconds(wait: timedelta) -> int:

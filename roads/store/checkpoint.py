@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from roads.errors import SigningKeyMismatch
 from roads.files import fsync_dir, publish
 from roads.store.journal import Journal, now_utc
 
@@ -100,31 +101,52 @@ def create_keys(root: Path) -> None:
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)))
 
 
-def _private_key(root: Path) -> Any:
-    """The store's signing key, parsed once per key file (every seal signs: parsing the PEM
-    each time was a tenth of a seal's work)."""
-    path = root / PRIVATE
-    stat = path.stat()
-    return _parsed_key(path, stat.st_mtime_ns, stat.st_size, stat.st_ino)
-
-
-def _public_fingerprint(root: Path) -> str:
-    """The fingerprint every checkpoint names, read once per key file (every seal signs)."""
-    path = root / PUBLIC
-    stat = path.stat()
-    return _fingerprint_of(path, stat.st_mtime_ns, stat.st_size, stat.st_ino)
-
-
-@functools.lru_cache(maxsize=8)
-def _fingerprint_of(path: Path, mtime_ns: int, size: int, inode: int) -> str:
-    return fingerprint(path.read_bytes())
+def signing_key(root: Path) -> tuple[Any, str]:
+    """The store's signing key and the fingerprint its checkpoints name, once the key is
+    found to be the private half of the store's recorded public key; else
+    :class:`~roads.errors.SigningKeyMismatch` naming the key file, before anything is
+    signed (a replaced key's checkpoints were named only later, by ``store verify``, as
+    invalid signatures). Read and checked once per pair of key files (every seal signs:
+    parsing the PEM each time was a tenth of a seal's work)."""
+    private, public = root / PRIVATE, root / PUBLIC
+    mine, recorded = private.stat(), public.stat()
+    return _checked_key(private, mine.st_mtime_ns, mine.st_size, mine.st_ino,
+                        public, recorded.st_mtime_ns, recorded.st_size, recorded.st_ino)
 
 
 @functools.lru_cache(maxsize=8)
-def _parsed_key(path: Path, mtime_ns: int, size: int, inode: int) -> Any:
-    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+def _checked_key(private: Path, mtime_ns: int, size: int, inode: int, public: Path,
+                 public_mtime_ns: int, public_size: int, public_inode: int
+                 ) -> tuple[Any, str]:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import (
+        Ed25519PrivateKey,
+        Ed25519PublicKey,
+    )
+    from cryptography.hazmat.primitives.serialization import (
+        Encoding,
+        PublicFormat,
+        load_pem_private_key,
+        load_pem_public_key,
+    )
 
-    return load_pem_private_key(path.read_bytes(), password=None)
+    public_pem = public.read_bytes()
+    names = f"{PRIVATE} ({private})"
+    try:
+        key = load_pem_private_key(private.read_bytes(), password=None)
+        recorded = load_pem_public_key(public_pem)
+    except (ValueError, TypeError) as exc:
+        raise SigningKeyMismatch(f"refusing to sign with the store's key {names}: it or "
+                                 f"the public key {PUBLIC} does not read ({exc})",
+                                 PRIVATE) from None
+    if not isinstance(key, Ed25519PrivateKey) or not isinstance(recorded, Ed25519PublicKey) \
+            or key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw) \
+            != recorded.public_bytes(Encoding.Raw, PublicFormat.Raw):
+        raise SigningKeyMismatch(
+            f"refusing to sign with the store's key {names}: it is not the private half of "
+            f"the store's recorded public key {PUBLIC} (fingerprint "
+            f"{fingerprint(public_pem)[:16]}), so its checkpoints would not verify; put "
+            "back the key that belongs to the store", PRIVATE)
+    return key, fingerprint(public_pem)
 
 
 def write(root: Path, journal: Journal, store: str | None = None) -> Checkpoint:
@@ -136,6 +158,7 @@ def write(root: Path, journal: Journal, store: str | None = None) -> Checkpoint:
     about to be written (:meth:`~roads.store.store.Store.create`); by default the newest
     checkpoint's is signed again (never the file's as it is now, which would sign an edit
     of it), or the file's when no checkpoint carries one yet (a store from before)."""
+    key, key_print = signing_key(root)  # (refused before the file is touched)
     path = root / DIRECTORY / FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     fresh = not path.exists()
@@ -146,8 +169,8 @@ def write(root: Path, journal: Journal, store: str | None = None) -> Checkpoint:
             store = store or marker_digest(root)
         seq, head = journal.head()
         at = now_utc()
-        signature = _private_key(root).sign(signed_message(seq, head, at, store)).hex()
-        point = Checkpoint(seq, head, at, _public_fingerprint(root), signature, store)
+        signature = key.sign(signed_message(seq, head, at, store)).hex()
+        point = Checkpoint(seq, head, at, key_print, signature, store)
         fh.write(json.dumps(point.to_json(), sort_keys=True) + "\n")
         fh.flush()
         os.fsync(fh.fileno())

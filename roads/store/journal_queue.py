@@ -13,11 +13,14 @@ The bounded wait (:func:`lock_within`) is the store's writers' lock's too.
 
 The threads of one process queue on one in-process mutex first (a lock with a timeout of
 its own), then one of them takes the file lock with the process's one descriptor. The lock
-goes with its process, so a killed writer never leaves it held.
+goes with its process, so a killed writer never leaves it held; a forked child closes its
+copies of the process's lock descriptors at once (:func:`close_lock`'s registry), so a child
+that outlives its parent does not keep the parent's lock.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import threading
@@ -25,6 +28,7 @@ import time
 from collections.abc import Callable
 
 from roads.errors import RETRY_AFTER_SECONDS, JournalBusy
+from roads.store.lock_holders import held_by
 
 #: The file beside the journal that its writers queue on.
 QUEUE_SUFFIX = ".lock"
@@ -47,14 +51,14 @@ class WritersQueue:
 
     def take(self, wait: float) -> None:
         """Hold the queue, waiting ``wait`` seconds at most; else :class:`JournalBusy`."""
-        if self._pid != os.getpid():  # forked: the parent's mutex and descriptor are its own
-            self._fresh()
+        if self._pid != os.getpid():  # forked: the parent's mutex is its own, and its
+            self._fresh()  # descriptor was closed in this child (_forked)
         deadline = time.monotonic() + wait
         if not self._mutex.acquire(timeout=max(wait, 0.0)):
             raise self._busy()
         try:
             if self._fd is None:
-                self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+                self._fd = open_lock(self.path)
         except BaseException:
             self._mutex.release()
             raise
@@ -76,14 +80,62 @@ class WritersQueue:
         if self._pid == os.getpid() and self._fd is not None \
                 and self._mutex.acquire(blocking=False):
             try:
-                os.close(self._fd)
+                close_lock(self._fd)
                 self._fd = None
             finally:
                 self._mutex.release()
 
     def _busy(self) -> JournalBusy:
         return JournalBusy(f"the journal is busy: a writer ahead of this one has not let its "
-                           f"queue go ({self.path}); try again shortly", RETRY_AFTER_SECONDS)
+                           f"queue go ({self.path}){held_by(self.path)}; try again shortly",
+                           RETRY_AFTER_SECONDS)
+
+
+def open_lock(path: str | os.PathLike[str]) -> int:
+    """A descriptor of the lock file ``path`` (made if missing), readable by the store's
+    owner only: anyone who can open a lock can hold it exclusively, and hold every writer
+    behind it. A file an earlier version made 0644 is made 0600 here when this process
+    owns it (another owner's is left as it is: only its owner may change it)."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        stat = os.fstat(fd)
+        if stat.st_mode & 0o077 and stat.st_uid == os.geteuid():
+            os.fchmod(fd, 0o600)
+    except BaseException:
+        os.close(fd)
+        raise
+    with _open_guard:
+        _open_locks.add(fd)
+    return fd
+
+
+def close_lock(fd: int) -> None:
+    """Close a descriptor :func:`open_lock` gave (which lets its lock go)."""
+    with _open_guard:
+        _open_locks.discard(fd)
+    os.close(fd)
+
+
+#: The lock descriptors this process has open (:func:`open_lock`), for :func:`_forked`.
+_open_locks: set[int] = set()
+_open_guard = threading.Lock()
+
+
+def _forked() -> None:
+    """In a forked child: close every lock descriptor the parent had open. A ``flock``
+    belongs to the open file, which the child's copy of the descriptor shares: kept, it
+    held the parent's queue (or writers' lock) for as long as the child lived, after the
+    parent let it go by dying, and no writer got past it. (Closing the child's copy leaves
+    the parent's lock as it is; ``O_CLOEXEC`` covers an ``exec`` only.)"""
+    global _open_guard
+    _open_guard = threading.Lock()  # (another thread of the parent may have held it)
+    for fd in _open_locks:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _open_locks.clear()
+
+
+os.register_at_fork(after_in_child=_forked)
 
 
 def lock_within(fd: int, operation: int, deadline: float, busy: Callable[[], JournalBusy],

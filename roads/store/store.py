@@ -64,7 +64,7 @@ from roads.store.journal import (
     Transaction,
     bulk_cache,
 )
-from roads.store.journal_queue import lock_within
+from roads.store.journal_queue import close_lock, lock_within, open_lock
 from roads.store.journaled import (
     Content,
     arrow_part,
@@ -83,6 +83,7 @@ from roads.store.layout import (
     temporary_target,
     walk,
 )
+from roads.store.lock_holders import held_by
 from roads.store.read import Reader
 
 #: Part files: zstd at its fastest level (the bulk readers are I/O-light already).
@@ -297,14 +298,28 @@ class Store:
     @contextmanager
     def bulk_lock(self) -> Iterator[None]:
         """One bulk writer at a time (ingest, engine runs, compaction, purge): each sweeps
-        the leftovers of its kind, which must not be another run's files in flight."""
+        the leftovers of its kind, which must not be another run's files in flight.
+
+        Waited for as long as the journal's queue is (:attr:`Journal.queue_wait`), then
+        :class:`JournalBusy` naming the lock and who holds it: a blocking ``flock`` waited
+        for as long as the run ahead took (or for ever behind a stopped one) with nothing
+        said; a second run is started again once the first has ended."""
         path = self.root / BULK_LOCK
-        with path.open("w") as fh, self.writing():
-            fcntl.flock(fh, fcntl.LOCK_EX)
+        with self.writing():
+            deadline = time.monotonic() + self.journal.queue_wait
+
+            def busy() -> JournalBusy:
+                return JournalBusy(f"the store is busy: another bulk run (an ingest, an "
+                                   f"engine run, a compaction or a purge) holds its bulk lock "
+                                   f"({path}){held_by(path)}; try again when it has ended",
+                                   RETRY_AFTER_SECONDS)
+
+            fd = open_lock(path)
+            lock_within(fd, fcntl.LOCK_EX, deadline, busy, lambda: close_lock(fd), str(path))
             try:
                 yield
             finally:
-                fcntl.flock(fh, fcntl.LOCK_UN)
+                close_lock(fd)  # (releases the lock)
 
     @contextmanager
     def writing(self) -> Iterator[None]:
@@ -321,14 +336,17 @@ class Store:
         until the lock is theirs), so one helper thread at most waits for it per process:
         given up, the helper keeps the mutex until its ``flock`` returns, and the writers
         after it give up on the mutex instead of each leaving a thread blocked behind the
-        holder."""
+        holder. Every such write signs the journal's head: a signing key that is not the
+        store's is refused here, before anything is written (:func:`checkpoint.signing_key`)."""
+        checkpoint.signing_key(self.root)
         path = self.root / WRITERS_LOCK
         wait = self.journal.queue_wait
         deadline = time.monotonic() + wait
 
         def busy() -> JournalBusy:
             return JournalBusy(f"the store is busy: a process holds its writers' lock ({path}) "
-                               "exclusively; try again shortly", RETRY_AFTER_SECONDS)
+                               f"exclusively{held_by(path)}; try again shortly",
+                               RETRY_AFTER_SECONDS)
 
         if self._taker_pid != os.getpid():  # forked: the parent's mutex is its own
             self._taker, self._taker_pid = threading.Lock(), os.getpid()
@@ -336,13 +354,13 @@ class Store:
         if not taker.acquire(timeout=max(wait, 0.0)):
             raise busy()
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            fd = open_lock(path)
         except BaseException:
             taker.release()
             raise
 
         def abandon() -> None:  # (the helper's, once its flock returns, when given up)
-            os.close(fd)
+            close_lock(fd)
             taker.release()
 
         lock_within(fd, fcntl.LOCK_SH, deadline, busy, abandon, str(path))
@@ -350,7 +368,7 @@ class Store:
         try:
             yield
         finally:
-            os.close(fd)  # (releases the lock)
+            close_lock(fd)  # (releases the lock)
 
     def writer_running(self) -> bool:
         """Whether a writer holds :meth:`writing` now (a bulk run does, under

@@ -200,3 +200,18 @@ def test_closing_again_after_a_503_seal_completes_the_close(server: Server) -> N
     assert stored["outcome"].cast(str).to_list() == ["B"]
     again = server.client.post("/api/tables/T1/shoes/close", headers=_auth(server.key))
     assert again.status_code == 409 and "no open shoe" in again.json()["detail"]
+
+
+def test_a_seal_with_a_key_not_the_store_s_is_a_500_naming_the_key(server: Server) -> None:
+    from tests.store.test_signing_key import replace_private_key
+
+    _open(server)
+    r = server.client.post("/api/tables/T1/coups", json={"outcome": "B"},
+                           headers=_auth(server.key))
+    assert r.status_code == 201
+    replace_private_key(server.ctx.service.store.root)
+    r = server.client.post("/api/tables/T1/shoes/close", headers=_auth(server.key))
+    assert r.status_code == 500, r.text
+    assert "keys/store-ed25519.pem" in r.json()["detail"]
+    assert str(server.ctx.service.store.root) not in r.json()["detail"]  # no server path
+    assert server.ctx.service.store.unsealed_closed() == [("T1", "S1")]  # nothing sealed
