@@ -30,7 +30,7 @@ from roads import faults
 from roads.errors import RETRY_AFTER_SECONDS, JournalBusy
 from roads.logins import AuthError, LoginGuard, LoginLimits, RateLimited, recorded_name
 from roads.store import SESSION_HOURS, credential_digest
-from roads.store.journal import SYSTEM, Event, Journal, thread_connection
+from roads.store.journal import SYSTEM, Event, Journal, close_thread_connection, thread_connection
 
 Role = Literal["dealer", "supervisor", "auditor", "viewer", "admin"]
 ROLES: tuple[Role, ...] = ("dealer", "supervisor", "auditor", "viewer", "admin")
@@ -143,6 +143,11 @@ class Auth:
 
     def _db(self) -> sqlite3.Connection:
         return thread_connection(self._local, self.path)
+
+    def close(self) -> None:
+        """Close this thread's connections (``auth.sqlite``, ``logins.sqlite``)."""
+        close_thread_connection(self._local)
+        self.guard.close()
 
     @contextmanager
     def _writing(self) -> Iterator[sqlite3.Connection]:

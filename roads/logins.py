@@ -29,7 +29,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from roads.errors import InputError
-from roads.store.journal import SYSTEM, Journal
+from roads.store.journal import SYSTEM, Journal, close_thread_connection
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS failures (name TEXT NOT NULL, address TEXT NOT NULL, at TEXT NOT NULL);
@@ -105,6 +105,10 @@ class LoginGuard:
             db.execute("PRAGMA busy_timeout=30000")
             self._local.db = db
         return db
+
+    def close(self) -> None:
+        """Close this thread's connection to ``logins.sqlite``."""
+        close_thread_connection(self._local)
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
