@@ -1,5 +1,6 @@
 """``roads serve --demo``'s first page (issue 18): what comes before the first fork leaves
-no store file to the collector (the parent freezes its code without a full collection)."""
+no store file to the collector (the parent freezes its code without a full collection),
+and a server answers its first pages before it loads the compiled kernels."""
 
 from __future__ import annotations
 
@@ -64,6 +65,27 @@ def test_a_store_file_frozen_with_the_code_is_still_closed_before_the_fork(
                           capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["[]", "True"]
+
+
+FIRST_PAGES = textwrap.dedent("""
+    import sys
+    from pathlib import Path
+    from fastapi.testclient import TestClient
+    from dashboard.app import create_app
+
+    app, _ = create_app(Path(sys.argv[1]))
+    with TestClient(app.server) as client:  # the lifespan runs: the server has started
+        pages = [client.get(p).status_code for p in ("/", "/table/T01", "/_dash-layout")]
+        print(pages, "numba" in sys.modules, "roads.board.machine" in sys.modules)
+""")
+
+
+def test_the_first_pages_are_served_before_the_kernels_load(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-c", FIRST_PAGES, str(tmp_path / "s")],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("]")[1].split() == ["False", "False"], done.stdout
+    assert done.stdout.startswith("[200, 200, 200]"), done.stdout
 
 
 def _free_port() -> int:
