@@ -43,6 +43,11 @@ HERE = Path(__file__).parent
 CALLBACK_PATH = "/_dash-update-component"
 #: How often refused logins of ended windows are journaled (besides at each login).
 REFUSALS_FLUSH_SECONDS = 15.0
+#: How long after its start a server loads the kernels (:func:`warm_up`) on a thread: the
+#: first worker of ``roads serve`` is forked before they are loaded, and loading them (~0.6 s
+#: of CPU, holding the GIL half the time) beside its first pages made a screen's first state
+#: wait 0.15-0.3 s longer. Boards run on the plain machine until then (the same bytes).
+KERNELS_AFTER_SECONDS = 2.0
 #: Errors a callback raises on values the browser sent (a forged date, a dict for a table
 #: id): 400 naming the problem. Anything else is a bug and stays a 500 with its traceback.
 BAD_VALUES = (InputError, ValueError, TypeError, KeyError, IndexError,
@@ -95,8 +100,8 @@ def warm_up() -> None:
     shoe's digests, the checkpoint's signing (seen: ~3 s of one worker's first 15 s of a
     busy floor, every table of that worker waiting). ``roads serve`` runs it once before
     forking the workers after the first, which share what it loads; every server runs it
-    again on a thread as it starts (:func:`_journaling_refusals`), where it costs nothing
-    if it ran before the fork. Until the kernels are loaded, boards run on the plain
+    again on a thread soon after it starts (:func:`_journaling_refusals`), where it costs
+    nothing if it ran before the fork. Until the kernels are loaded, boards run on the plain
     machine (the same bytes), so nothing waits for them."""
     import pyarrow  # noqa: F401
     from cryptography.hazmat.primitives.serialization import (  # noqa: F401
@@ -115,7 +120,8 @@ Lifespan = Callable[[Any], AbstractAsyncContextManager[Any]]
 def _journaling_refusals(previous: Lifespan, auth: Auth) -> Lifespan:
     """The app's lifespan, journaling refused logins every few seconds and at shutdown (so
     the last window of a flood is recorded even when no login follows it), and loading the
-    compiled kernels on a thread as the server starts (:func:`warm_up`)."""
+    compiled kernels on a thread soon after the server starts (:func:`warm_up`,
+    :data:`KERNELS_AFTER_SECONDS`)."""
 
     @asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[Any]:
@@ -126,11 +132,14 @@ def _journaling_refusals(previous: Lifespan, auth: Auth) -> Lifespan:
                     await run_in_threadpool(auth.flush_refusals)  # raised, it ended the task)
 
         task = asyncio.create_task(every_window())
-        threading.Thread(target=warm_up, name="kernels", daemon=True).start()
+        kernels = threading.Timer(KERNELS_AFTER_SECONDS, warm_up)
+        kernels.name, kernels.daemon = "kernels", True
+        kernels.start()
         try:
             async with previous(app) as state:
                 yield state
         finally:
+            kernels.cancel()
             task.cancel()
             auth.flush_refusals(force=True)
 

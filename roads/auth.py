@@ -38,7 +38,7 @@ from roads.logins import (
     write_lock_within,
 )
 from roads.store import SESSION_HOURS, credential_digest
-from roads.store.journal import SYSTEM, Event, Journal, thread_connection
+from roads.store.journal import SYSTEM, Event, Journal, close_thread_connection, thread_connection
 
 Role = Literal["dealer", "supervisor", "auditor", "viewer", "admin"]
 ROLES: tuple[Role, ...] = ("dealer", "supervisor", "auditor", "viewer", "admin")
@@ -151,6 +151,11 @@ class Auth:
 
     def _db(self) -> sqlite3.Connection:
         return thread_connection(self._local, self.path)
+
+    def close(self) -> None:
+        """Close this thread's connections (``auth.sqlite``, ``logins.sqlite``)."""
+        close_thread_connection(self._local)
+        self.guard.close()
 
     @contextmanager
     def _writing(self, deadline: float | None = None) -> Iterator[sqlite3.Connection]:

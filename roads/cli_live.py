@@ -46,18 +46,22 @@ def _demo_store(path: Path) -> None:
     from roads.store import Store
 
     if not (path / "journal.sqlite").is_file():
-        Store.create(path, purpose="demo")
+        Store.create(path, purpose="demo").journal.close()
         return
     store = Store.open(path)
-    if store.purpose == "demo":
+    try:
+        demo = store.purpose == "demo"
+        real = [] if demo else sorted({str(t) for t in store.read.shoes()["table_id"].to_list()}
+                                      | set(store.journal.tables()))
+    finally:
+        store.journal.close()
+    if demo:
         return
-    real = sorted({str(t) for t in store.read.shoes()["table_id"].to_list()}
-                  | set(store.journal.tables()))
     if real:
         raise InputError(f"{path} holds tables the demo did not create ({', '.join(real[:5])}"
                          f"{', …' if len(real) > 5 else ''}); the demo uses its own store "
                          f"(default {DEMO_STORE}), give --store a new directory")
-    Store.create(path, purpose="demo")
+    Store.create(path, purpose="demo").journal.close()
 
 
 def _password(prompt: bool) -> str:
@@ -135,16 +139,19 @@ def _demo_users(store: Path) -> list[str]:
     """Give the demo users fresh passwords; the lines that print them (a demo has nothing
     to protect)."""
     auth = _auth(store)
-    known = {u["name"] for u in auth.users()}
-    lines = []
-    for name, role in DEMO_USERS:
-        password = secrets.token_urlsafe(12)
-        if name in known:
-            auth.set_password(name, password, by="demo")
-        else:
-            auth.add_user(name, role, password, by="demo")
-        lines.append(f"demo user {name} ({role}) password: {password}")
-    auth.journal.close()
+    try:
+        known = {u["name"] for u in auth.users()}
+        lines = []
+        for name, role in DEMO_USERS:
+            password = secrets.token_urlsafe(12)
+            if name in known:
+                auth.set_password(name, password, by="demo")
+            else:
+                auth.add_user(name, role, password, by="demo")
+            lines.append(f"demo user {name} ({role}) password: {password}")
+    finally:  # closed here, not by the collector: the server forks next
+        auth.close()
+        auth.journal.close()
     return lines
 
 

@@ -35,7 +35,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from roads.errors import RETRY_AFTER_SECONDS, InputError, JournalBusy
-from roads.store.journal import SYSTEM, Journal
+from roads.store.journal import SYSTEM, Journal, close_thread_connection
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS failures (name TEXT NOT NULL, address TEXT NOT NULL, at TEXT NOT NULL);
@@ -118,6 +118,10 @@ class LoginGuard:
         """When a login's waits for locks end (:func:`time.monotonic`): the journal's
         ``queue_wait`` from now."""
         return time.monotonic() + self.journal.queue_wait
+
+    def close(self) -> None:
+        """Close this thread's connection to ``logins.sqlite``."""
+        close_thread_connection(self._local)
 
     @contextmanager
     def _transaction(self, deadline: float | None = None) -> Iterator[sqlite3.Connection]:

@@ -128,6 +128,16 @@ def thread_connection(local: threading.local, path: Path) -> sqlite3.Connection:
     return db
 
 
+def close_thread_connection(local: threading.local) -> None:
+    """Close this thread's connection of ``local`` now, if it has one (a connection left
+    to the collector stays open until a collection reaches it: its statement cache holds
+    it in a cycle)."""
+    db: sqlite3.Connection | None = getattr(local, "db", None)
+    if db is not None:
+        db.close()
+        local.db = None
+
+
 class JournalError(InputError):
     """An event the journal refuses (unknown kind, bad payload)."""
 
@@ -474,10 +484,7 @@ class Journal:
 
     def close(self) -> None:
         for local in (self._local, self._read_local):
-            db = getattr(local, "db", None)
-            if db is not None:
-                db.close()
-                local.db = None
+            close_thread_connection(local)
         self._queue.close()
 
     # -- writing ----------------------------------------------------------------------------
