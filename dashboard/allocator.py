@@ -7,15 +7,27 @@ does not stay stranded (soak7). The workers are forked, so the allocator must be
 server's process before it starts: ``roads serve`` runs itself again with jemalloc
 preloaded, once, before it has done anything else. Without the library, or with
 ``ROADS_SERVE_MALLOC=system``, it keeps glibc's (whose arenas and thresholds
-:func:`dashboard.workers.limit_arenas` sets).
+:func:`limit_arenas` sets).
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+
+#: The C heap's arenas a server process may have (glibc's ``M_ARENA_MAX``, :func:`limit_arenas`).
+ARENAS = 2
+#: Blocks from this size up get pages of their own (glibc's ``M_MMAP_THRESHOLD``), handed
+#: back whole when freed: a screen's ~50 KB messages and their compression, not strands of
+#: the heap between blocks that live on (:func:`limit_arenas`).
+MMAP_THRESHOLD = 32 << 10
+#: Free memory at the heap's top beyond this goes back to the system (``M_TRIM_THRESHOLD``).
+TRIM_THRESHOLD = 128 << 10
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD, _M_ARENA_MAX = -1, -3, -8
+
 
 #: Where Debian and most Linux systems put the library (libjemalloc2).
 LIBRARY = "libjemalloc.so.2"
@@ -74,3 +86,30 @@ def run_on_jemalloc(command: str = "serve") -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os.execve(sys.executable, sys.orig_argv, preload_env(os.environ, path))
+
+
+def limit_arenas(arenas: int = ARENAS, mmap_threshold: int = MMAP_THRESHOLD,
+                 trim_threshold: int = TRIM_THRESHOLD) -> bool:
+    """Let the C heap keep at most ``arenas`` arenas and give blocks of ``mmap_threshold``
+    bytes and more pages of their own; True where that took (glibc).
+
+    glibc gives each new thread an arena of its own up to eight per core, and keeps what a
+    thread frees in that thread's arena. A worker's ~40 request, drawing and SQLite threads
+    then strand freed memory across 16 arenas: a soak's workers held free heap growing from
+    2 to 20 MB in 8 minutes while their bytes in use stayed level (floor6). Two arenas is
+    the usual bound for threaded servers; Python's own small objects do not use them.
+
+    Two arenas alone left the creep as it was. glibc also raises its mmap threshold to the
+    size of each mmapped block freed (up to 32 MB), so after one large block the screens'
+    messages all come from the heap, and the ones that live on keep the freed ones' pages
+    from going back. Set explicitly, the thresholds stay where they are put: in three
+    side-by-side soaks the creep was 4-6 MB per 10 minutes less, not gone (soak7). Where
+    jemalloc is installed the server runs on it instead (:mod:`dashboard.allocator`)."""
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):  # not glibc
+        return False
+    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+    return all([bool(mallopt(_M_ARENA_MAX, arenas)),
+                bool(mallopt(_M_MMAP_THRESHOLD, mmap_threshold)),
+                bool(mallopt(_M_TRIM_THRESHOLD, trim_threshold))])

@@ -91,9 +91,10 @@ def serve_cmd(store: Path, host: str, port: int, config_path: Path | None,
     Without --demo the store must exist. With --demo the simulated tables deal into their
     own store (data/demo unless --store names one), never into a store with real tables;
     the demo logins are printed at every start."""
-    from dashboard.allocator import run_on_jemalloc
+    from dashboard.allocator import limit_arenas, run_on_jemalloc
 
     run_on_jemalloc()  # before anything: the process may start again
+    limit_arenas()  # before any thread is made: glibc keeps the arenas it has (soak7)
     from dashboard.config import load_config
     from dashboard.workers import default_workers, serve
 

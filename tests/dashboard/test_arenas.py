@@ -1,4 +1,4 @@
-"""The server's C heap keeps few arenas however many threads it runs (dashboard.workers)."""
+"""The server's C heap keeps few arenas however many threads it runs (dashboard.allocator)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import textwrap
 # malloc_info's report.
 CHILD = textwrap.dedent("""
     import ctypes, os, sys, tempfile, threading
-    from dashboard.workers import limit_arenas
+    from dashboard.allocator import limit_arenas
     if sys.argv[1] == "limit":
         assert limit_arenas(2)
     barrier = threading.Barrier(8)
