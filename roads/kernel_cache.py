@@ -17,15 +17,20 @@ it with the content of its module *and of the ``roads`` modules that module impo
 them change). Kernels of other packages fall through to numba's own locators.
 
 Importing this module also registers a compile listener: a process that has to compile one
-of these kernels says so once on stderr instead of pausing silently.
+of these kernels says so once on stderr instead of pausing silently, and loads the one
+module of scipy that numba's kernel loading asks for without the rest of ``scipy.linalg``
+(:func:`preload_cython_blas`).
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.machinery
+import importlib.util
 import os
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -126,3 +131,37 @@ class _CompileNotice(event.Listener):
 
 
 event.register("numba:compile", _CompileNotice())  # type: ignore[no-untyped-call]
+
+
+_CYTHON_BLAS = "scipy.linalg.cython_blas"
+
+
+def preload_cython_blas() -> None:
+    """Load ``scipy.linalg.cython_blas`` alone, before numba asks for it.
+
+    The first kernel a process loads (from the cache, too) initialises numba's CPU target,
+    whose ``numba.np.arraymath`` checks at import that BLAS is there by importing this
+    module, which runs the whole ``scipy.linalg`` package first (array-API layer,
+    decompositions: ~0.15 CPU-s, 0.2-0.5 s on a busy machine, in every process). The module
+    itself is a small extension that needs none of that, so it is loaded here from its file
+    and registered under its name: numba's check and the BLAS functions its kernels call
+    find it there. ``import scipy.linalg`` still runs the package in full when something
+    asks for it. If anything is off (no such file, already loaded), numba imports it itself.
+    """
+    if _CYTHON_BLAS in sys.modules or "scipy.linalg" in sys.modules:
+        return
+    package = importlib.util.find_spec("scipy")  # (found, not imported)
+    folders = package.submodule_search_locations if package is not None else None
+    found = importlib.machinery.PathFinder.find_spec(
+        "cython_blas", [os.path.join(f, "linalg") for f in folders or ()])
+    if found is None or found.origin is None:
+        return
+    spec = importlib.util.spec_from_file_location(_CYTHON_BLAS, found.origin)
+    if spec is None or spec.loader is None:
+        return
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sys.modules.setdefault(_CYTHON_BLAS, module)
+
+
+preload_cython_blas()

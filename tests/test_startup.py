@@ -272,3 +272,30 @@ def test_a_closed_stdout_ends_quietly_like_coreutils() -> None:
     finally:
         os.close(write)
     assert proc.returncode == 141 and proc.stderr == ""
+
+
+# ---------------------------------------------------------------- what a kernel load imports
+
+KERNEL_LOAD = """
+import sys
+import numba
+import numpy as np
+from roads.board import Board, compiled_machine
+compiled_machine()
+Board.from_outcomes("BBPPPBPBBTPB")
+from numba.np import arraymath
+print("BLAS", arraymath._HAVE_BLAS, "LINALG", "scipy.linalg" in sys.modules)
+dot = numba.njit(lambda a, b: np.dot(a, b))
+print("DOT", dot(np.array([1.0, 2.0]), np.array([3.0, 4.0])))
+import scipy.linalg
+print("SOLVE", float(scipy.linalg.solve([[2.0]], [4.0])[0]))
+"""
+
+
+def test_loading_kernels_leaves_scipy_linalg_out_and_blas_working() -> None:
+    """numba's BLAS check finds ``scipy.linalg.cython_blas`` loaded alone (without running
+    ``scipy.linalg``); a kernel calling BLAS and ``scipy.linalg`` itself still work."""
+    done = subprocess.run([sys.executable, "-c", KERNEL_LOAD], capture_output=True,
+                          text=True, check=True)
+    lines = done.stdout.splitlines()
+    assert lines[-3:] == ["BLAS True LINALG False", "DOT 11.0", "SOLVE 2.0"]
