@@ -68,8 +68,10 @@ def run_on_jemalloc(command: str = "serve") -> None:
     """Run this process again with jemalloc preloaded (never returns then) when it was
     started as ``roads COMMAND``; return at once when jemalloc is loaded already, was tried,
     is not wanted or is not on the machine, or when the command runs inside another program
-    (click's test runner: starting that again would run it all again). The preload is taken
-    out of the environment again, so nothing the server starts has it."""
+    (click's test runner: starting that again would run it all again) or from a program
+    read from stdin. ``COMMAND`` is the first argument: ``roads`` has no options before its
+    subcommand. The preload is taken out of the environment again, so nothing the server
+    starts has it; a start that fails leaves the process as it was, on glibc."""
     tried = os.environ.pop(_AGAIN, None) is not None
     if tried:
         preloaded = os.environ.get("LD_PRELOAD", "").split(" ", 1)
@@ -79,13 +81,16 @@ def run_on_jemalloc(command: str = "serve") -> None:
             else:
                 del os.environ["LD_PRELOAD"]
     if (tried or sys.argv[1:2] != [command] or os.environ.get(CHOICE) == "system"
-            or sys.platform != "linux" or loaded()):
-        return
+            or sys.platform != "linux" or loaded() or "-" in sys.orig_argv[1:2]):
+        return  # (a program read from stdin could not be read again)
     if (path := library()) is None:
         return
     sys.stdout.flush()
     sys.stderr.flush()
-    os.execve(sys.executable, sys.orig_argv, preload_env(os.environ, path))
+    try:
+        os.execve(sys.executable, sys.orig_argv, preload_env(os.environ, path))
+    except OSError:  # (the interpreter not startable again as it was: stay on glibc)
+        return
 
 
 def limit_arenas(arenas: int = ARENAS, mmap_threshold: int = MMAP_THRESHOLD,

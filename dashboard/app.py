@@ -9,6 +9,7 @@ is a configured trusted proxy, and the request limits (:mod:`dashboard.limits`).
 from __future__ import annotations
 
 import asyncio
+import logging
 import sqlite3
 import threading
 from collections.abc import AsyncIterator, Callable
@@ -40,6 +41,7 @@ from roads.render import scoreboard_svg
 from roads.tomlfile import field_error
 
 HERE = Path(__file__).parent
+_log = logging.getLogger(__name__)
 CALLBACK_PATH = "/_dash-update-component"
 #: How often refused logins of ended windows are journaled (besides at each login).
 REFUSALS_FLUSH_SECONDS = 15.0
@@ -141,7 +143,8 @@ def _journaling_refusals(previous: Lifespan, auth: Auth) -> Lifespan:
         finally:
             kernels.cancel()
             task.cancel()
-            auth.flush_refusals(force=True)
+            with suppress(JournalBusy):  # (a hung writer at shutdown: stop all the same;
+                auth.flush_refusals(force=True)  # the counts stay in logins.sqlite)
 
     return lifespan
 
@@ -193,13 +196,15 @@ def _callback_error(error: Exception) -> None:
 
 
 def _locked(error: BaseException) -> bool:
-    """Whether ``error`` is SQLite's "database is locked" (or "table is locked")."""
+    """Whether ``error`` is SQLite's "database is locked": another process holds the lock
+    (``SQLITE_BUSY``). Not "table is locked" (``SQLITE_LOCKED``): that is a conflict inside
+    one connection, a bug of ours, and stays a 500 with its traceback."""
     return isinstance(error, sqlite3.OperationalError) and \
-        getattr(error, "sqlite_errorcode", 0) & 0xFF in (sqlite3.SQLITE_BUSY,
-                                                         sqlite3.SQLITE_LOCKED)
+        getattr(error, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_BUSY
 
 
 def _store_busy(error: BaseException) -> JournalBusy:
+    """A read or page update that met a held SQLite lock, as the busy write it is like."""
     return JournalBusy(f"the store is busy: another process holds its database locked "
                        f"({error}); try again shortly", RETRY_AFTER_SECONDS)
 
@@ -215,7 +220,8 @@ async def _database_locked(request: Request, exc: Exception) -> JSONResponse:
 async def _journal_busy(request: Request, exc: Exception) -> JSONResponse:
     """A write behind a hung writer: 503, to be tried again (any route that writes)."""
     assert isinstance(exc, JournalBusy)
-    return JSONResponse({"detail": str(exc)}, status_code=503,
+    _log.warning("503 for %s %s: %s", request.method, request.url.path, exc)
+    return JSONResponse({"detail": exc.public}, status_code=503,
                         headers={"Retry-After": str(exc.retry_after)})
 
 

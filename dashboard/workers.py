@@ -31,7 +31,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from dashboard.allocator import limit_arenas
 from dashboard.config import SiteConfig
 
 #: Seconds to wait for the processes to stop before killing them.
@@ -43,6 +42,8 @@ STOP_SECONDS = 10.0
 SWITCH_SECONDS = 0.001
 #: A process that dies sooner than this after its start is restarted no faster than this.
 RESTART_SECONDS = 1.0
+
+
 def default_workers() -> int:
     """One worker per core this process may use."""
     try:
@@ -205,7 +206,6 @@ def serve(root: Path, site: SiteConfig, host: str, port: int, workers: int,
     sock = listen(host, port)
     shared = Path(tempfile.mkdtemp(prefix="roads-serve-"))
     registry = shared / "screens.sqlite"
-    limit_arenas()
     _prepare(root)
     _before_fork(root)
     jobs: dict[str, Callable[[], None]] = {

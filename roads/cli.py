@@ -828,6 +828,7 @@ def store_verify_cmd(store: Path, deep: bool, anchor: Path | None, as_json: bool
     of each kind."""
     from roads.store import EarlyReads
 
+    collecting = gc.isenabled()
     gc.disable()  # (the imports below ran ~100 collections, one full, that found next to nothing)
     try:
         early = EarlyReads(store)  # hashing and SQLite (no GIL) beside the imports below
@@ -835,7 +836,8 @@ def store_verify_cmd(store: Path, deep: bool, anchor: Path | None, as_json: bool
         from roads.store.verify import verify
     finally:
         gc.freeze()  # (what they made stays: the checks' collections need not look at it)
-        gc.enable()
+        if collecting:
+            gc.enable()
 
     try:
         s = open_store(store)

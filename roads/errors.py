@@ -5,6 +5,12 @@ else is a bug and keeps its traceback.
 """
 
 
+import re
+
+#: One innermost parenthesised detail of a message, with the space before it.
+_DETAIL = re.compile(r"\s*\([^()]*\)")
+
+
 class InputError(ValueError):
     """Input that cannot be accepted; the message names the value and where it came from."""
 
@@ -21,6 +27,16 @@ class JournalBusy(Exception):
     def __init__(self, message: str, retry_after: int) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+
+    @property
+    def public(self) -> str:
+        """The message without its parenthesised details (the lock's path on the server,
+        the holding process and its command line): what an HTTP client is told, where the
+        CLI's operator and the server's log get the whole message."""
+        text, cut = str(self), 1
+        while cut:
+            text, cut = _DETAIL.subn("", text)
+        return text
 
 
 class SigningKeyMismatch(Exception):

@@ -109,7 +109,12 @@ def signing_key(root: Path) -> tuple[Any, str]:
     invalid signatures). Read and checked once per pair of key files (every seal signs:
     parsing the PEM each time was a tenth of a seal's work)."""
     private, public = root / PRIVATE, root / PUBLIC
-    mine, recorded = private.stat(), public.stat()
+    try:
+        mine, recorded = private.stat(), public.stat()
+    except OSError as exc:  # (a key pair cut short, or a store older than its keys)
+        name = PRIVATE if exc.filename == str(private) else PUBLIC
+        raise SigningKeyMismatch(f"refusing to sign: the store's key file {name} cannot be "
+                                 f"read ({exc.strerror})", name) from None
     return _checked_key(private, mine.st_mtime_ns, mine.st_size, mine.st_ino,
                         public, recorded.st_mtime_ns, recorded.st_size, recorded.st_ino)
 

@@ -125,13 +125,22 @@ def _forked() -> None:
     """In a forked child: close every lock descriptor the parent had open. A ``flock``
     belongs to the open file, which the child's copy of the descriptor shares: kept, it
     held the parent's queue (or writers' lock) for as long as the child lived, after the
-    parent let it go by dying, and no writer got past it. (Closing the child's copy leaves
+    parent let it go by dying, and no writer got past it. (Replacing the child's copy leaves
     the parent's lock as it is; ``O_CLOEXEC`` covers an ``exec`` only.)"""
     global _open_guard
     _open_guard = threading.Lock()  # (another thread of the parent may have held it)
-    for fd in _open_locks:
-        with contextlib.suppress(OSError):
-            os.close(fd)
+    if not _open_locks:
+        return
+    # /dev/null in each one's place, not a bare close: the child's copies of the objects
+    # holding these numbers (a queue, a ``with store.writing()`` block) may still close
+    # them, and a number left free could by then be another file of the child's.
+    null = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        for fd in _open_locks:
+            with contextlib.suppress(OSError):
+                os.dup2(null, fd)
+    finally:
+        os.close(null)
     _open_locks.clear()
 
 

@@ -43,11 +43,34 @@ def holders(path: str | Path) -> list[int]:
 
 def held_by(path: str | Path) -> str:
     """`` (held by process 1234: roads ingest day.csv)`` for a message naming the lock, or
-    "" when no holder is known."""
-    named = [_named(pid) for pid in holders(path)]
+    "" when no holder is known. ``/proc/locks`` names the process that *took* the lock; a
+    child it forked may hold it now, and the taker's id may since belong to another
+    program: a process is named only while it has the file open, else said to be gone."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return ""
+    named = [_named(pid) if _has_open(pid, stat) else f"{pid} (since ended or passed on)"
+             for pid in holders(path)]
     if not named:
         return ""
     return f" (held by {'process' if len(named) == 1 else 'processes'} {', '.join(named)})"
+
+
+def _has_open(pid: int, stat: os.stat_result) -> bool:
+    """Whether process ``pid`` has the file of ``stat`` open (False where not ours to see)."""
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            other = os.stat(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if (other.st_dev, other.st_ino) == (stat.st_dev, stat.st_ino):
+            return True
+    return False
 
 
 def _named(pid: int) -> str:
@@ -59,7 +82,9 @@ def _named(pid: int) -> str:
     if words:
         words[0] = os.path.basename(words[0])
     command = " ".join(words)
-    command = " ".join("".join(c if c.isprintable() else " " for c in command).split())
+    # (no parentheses: JournalBusy.public cuts the message's parenthesised details)
+    command = " ".join("".join(c if c.isprintable() and c not in "()" else " "
+                               for c in command).split())
     if len(command) > COMMAND_CHARS:
         command = command[:COMMAND_CHARS - 1] + "…"
     return f"{pid}: {command}" if command else str(pid)

@@ -78,3 +78,23 @@ def test_preload_env_puts_jemalloc_first() -> None:
     env = preload_env({"LD_PRELOAD": "/x/liba.so", "HOME": "/h"}, "/lib/" + LIBRARY)
     assert env["LD_PRELOAD"] == f"/lib/{LIBRARY} /x/liba.so" and env["HOME"] == "/h"
     assert preload_env({}, "/lib/j.so")["LD_PRELOAD"] == "/lib/j.so"
+
+
+def test_a_start_again_that_fails_stays_on_glibc(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dashboard import allocator
+
+    def refused(*args: object) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(sys, "argv", ["roads", "serve"])
+    monkeypatch.setattr(sys, "orig_argv", ["python", "/x/roads", "serve"])
+    monkeypatch.setattr(allocator, "library", lambda places=allocator.PLACES: "/x/libjemalloc.so.2")
+    monkeypatch.setattr(allocator, "loaded", lambda: False)
+    monkeypatch.delenv(allocator.CHOICE, raising=False)
+    monkeypatch.setattr(os, "execve", refused)
+    allocator.run_on_jemalloc()  # returns: the server goes on, on glibc
+    calls: list[object] = []
+    monkeypatch.setattr(os, "execve", lambda *a: calls.append(a))
+    monkeypatch.setattr(sys, "orig_argv", ["python", "-", "serve"])
+    allocator.run_on_jemalloc()  # a program read from stdin is not started again
+    assert calls == []

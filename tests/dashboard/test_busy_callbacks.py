@@ -96,6 +96,24 @@ def test_a_callback_meeting_a_hung_writer_is_a_503(server: Server,
     assert "journal is busy" in r.json()["detail"]
 
 
+def test_a_503_tells_the_client_neither_the_lock_path_nor_its_holder(
+        server: Server, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+        ) -> None:
+    def refresh(*args: Any) -> Any:
+        raise JournalBusy("the journal is busy: a writer ahead of this one has not let its "
+                          "queue go (/srv/casino/store/journal.sqlite.lock) (held by process "
+                          "4711: roads ingest /srv/casino/vip/2026-12-01.csv); try again "
+                          "shortly", 1)
+
+    monkeypatch.setattr(pages, "table_refresh", refresh)
+    with caplog.at_level("WARNING", logger="dashboard.app"):
+        r = _post(server)
+    assert r.status_code == 503
+    assert r.json()["detail"] == ("the journal is busy: a writer ahead of this one has not "
+                                  "let its queue go; try again shortly")
+    assert "4711: roads ingest /srv/casino/vip" in caplog.text  # the operator's log has it
+
+
 def test_an_api_read_behind_a_locked_store_is_a_503(
         server: Server, monkeypatch: pytest.MonkeyPatch, locked: Path) -> None:
     service = server.ctx.service

@@ -67,25 +67,49 @@ def test_a_store_file_frozen_with_the_code_is_still_closed_before_the_fork(
     assert done.stdout.split() == ["[]", "True"]
 
 
+# The kernels' delay is the test's (argv[2]) so that a loaded machine cannot make the first
+# pages outlast it; argv[3]: seconds to wait, after the pages (or the server's stop), for
+# the kernels to load.
 FIRST_PAGES = textwrap.dedent("""
-    import sys
+    import sys, time
     from pathlib import Path
     from fastapi.testclient import TestClient
+    import dashboard.app
     from dashboard.app import create_app
 
+    dashboard.app.KERNELS_AFTER_SECONDS = float(sys.argv[2])
     app, _ = create_app(Path(sys.argv[1]))
     with TestClient(app.server) as client:  # the lifespan runs: the server has started
         pages = [client.get(p).status_code for p in ("/", "/table/T01", "/_dash-layout")]
-        print(pages, "numba" in sys.modules, "roads.board.machine" in sys.modules)
+        if sys.argv[4] == "running":
+            deadline = time.monotonic() + float(sys.argv[3])
+            while "roads.board.machine" not in sys.modules and time.monotonic() < deadline:
+                time.sleep(0.05)
+    if sys.argv[4] == "stopped":
+        time.sleep(float(sys.argv[3]))  # (past the delay: a timer not cancelled would fire)
+    print(pages, "numba" in sys.modules, "roads.board.machine" in sys.modules)
 """)
 
 
-def test_the_first_pages_are_served_before_the_kernels_load(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-c", FIRST_PAGES, str(tmp_path / "s")],
+def _first_pages(tmp_path: Path, delay: float, wait: float, when: str) -> list[str]:
+    done = subprocess.run([sys.executable, "-c", FIRST_PAGES, str(tmp_path / "s"),
+                           str(delay), str(wait), when],
                           capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split("]")[1].split() == ["False", "False"], done.stdout
     assert done.stdout.startswith("[200, 200, 200]"), done.stdout
+    return done.stdout.split("]")[1].split()
+
+
+def test_the_first_pages_are_served_before_the_kernels_load(tmp_path: Path) -> None:
+    assert _first_pages(tmp_path, 600, 0, "running") == ["False", "False"]
+
+
+def test_the_kernels_load_on_their_own_once_the_server_runs(tmp_path: Path) -> None:
+    assert _first_pages(tmp_path, 0.2, 120, "running") == ["True", "True"]
+
+
+def test_a_server_stopped_before_the_delay_never_loads_the_kernels(tmp_path: Path) -> None:
+    assert _first_pages(tmp_path, 1.0, 2.0, "stopped") == ["False", "False"]
 
 
 def _free_port() -> int:

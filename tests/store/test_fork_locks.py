@@ -73,3 +73,19 @@ def test_a_child_of_a_dead_writer_does_not_hold_the_journal_queue(root: Path) ->
 def test_a_child_of_a_dead_writer_does_not_hold_the_writers_lock(root: Path) -> None:
     with orphaned_child(root, "writing"):
         assert not Store.open(root).writer_running()
+
+
+def test_a_forked_child_keeps_the_lock_numbers_taken_by_dev_null(tmp_path: Path) -> None:
+    from roads.store.journal_queue import close_lock, open_lock
+
+    fd = open_lock(tmp_path / "z.lock")
+    try:
+        child = os.fork()
+        if child == 0:  # the child: the number is /dev/null's now, not free for reuse
+            ok = os.fstat(fd).st_rdev == os.stat(os.devnull).st_rdev
+            os._exit(0 if ok else 1)
+        _, status = os.waitpid(child, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        assert os.fstat(fd).st_ino == os.stat(tmp_path / "z.lock").st_ino  # the parent's
+    finally:
+        close_lock(fd)

@@ -100,3 +100,11 @@ def test_serve_refuses_a_store_whose_key_is_not_its_own(floor: Floor) -> None:
     result = CliRunner().invoke(main, ["serve", "--store", str(root), "--port", "1"])
     assert result.exit_code == 2, result.output
     assert "refusing to sign" in result.output and "store-ed25519.pem" in result.output
+
+
+def test_a_missing_key_file_is_refused_in_one_line_naming_it(tmp_path: Path) -> None:
+    store = Store.create(tmp_path / "s")
+    (store.root / checkpoint.PUBLIC).unlink()
+    with pytest.raises(SigningKeyMismatch) as caught:
+        checkpoint.signing_key(store.root)
+    assert caught.value.key_file == checkpoint.PUBLIC and checkpoint.PUBLIC in str(caught.value)
