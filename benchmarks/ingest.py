@@ -17,10 +17,10 @@ path, measured too so both figures are on record.
 
 from __future__ import annotations
 
+import argparse
 import resource
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -150,9 +150,15 @@ def throughput(coups: int, work: Path) -> None:
 
 
 def main() -> None:
-    coups = int(sys.argv[1]) if len(sys.argv) > 1 else 2_000_000
-    sizes = [int(v) for v in (sys.argv[2] if len(sys.argv) > 2 else "1000000,4000000")
-             .split(",") if int(v)]
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.ingest",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("coups", nargs="?", type=int, default=2_000_000,
+                        help="coups of the throughput file (0: no throughput)")
+    parser.add_argument("sizes", nargs="?", default="1000000,4000000",
+                        help="comma-separated coup counts of the peak-RSS runs (0: none)")
+    args = parser.parse_args()
+    coups = args.coups
+    sizes = [int(v) for v in args.sizes.split(",") if int(v)]
     work = Path(tempfile.mkdtemp(prefix="roads-ingest-"))
     try:
         if coups:

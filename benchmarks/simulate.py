@@ -7,6 +7,7 @@ every card, on this 2-core machine; peak memory must not grow with the number of
 
 from __future__ import annotations
 
+import argparse
 import resource
 import shutil
 import subprocess
@@ -67,7 +68,10 @@ def peak_rss_mb(shoes: int) -> float:
 
 
 def main() -> None:
-    shoes = int(sys.argv[1]) if len(sys.argv) > 1 else 200_000
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.simulate",
+                                     description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("shoes", nargs="?", type=int, default=200_000)
+    shoes = parser.parse_args().shoes
     rate = in_memory(shoes)
     print(f"in memory:  {rate / 1e6:6.2f} million coups/s ({shoes:,} eight-deck shoes)")
     rate, size, cpu = to_parquet(shoes)
