@@ -29,10 +29,10 @@ store = Store.open(Path(sys.argv[1]))
 held = store.journal.transaction() if sys.argv[2] == "queue" else store.writing()
 with held:
     child = os.fork()
-    if child == 0:
+    if child == 0:  # (it says so itself: its fork hooks have run by then, the parent's
+        print(os.getpid(), flush=True)  # word raced them)
         time.sleep(600)
         os._exit(0)
-    print(child, flush=True)
     time.sleep(600)
 """
 
