@@ -204,8 +204,8 @@ class LoginGuard:
                       (ended,)).fetchone() is None:
             return 0
         written = 0
-        with self._transaction(deadline) as db:  # one process claims a window; the others
-            # see it done
+        # one process claims a window; the others see it done
+        with self._transaction(deadline) as db:
             rows = db.execute(
                 "SELECT window, name, address, reason, count - journaled FROM refusals "
                 "WHERE window <= ? AND count > journaled ORDER BY window, count - journaled "

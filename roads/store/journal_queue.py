@@ -13,9 +13,10 @@ The bounded wait (:func:`lock_within`) is the store's writers' lock's too.
 
 The threads of one process queue on one in-process mutex first (a lock with a timeout of
 its own), then one of them takes the file lock with the process's one descriptor. The lock
-goes with its process, so a killed writer never leaves it held; a forked child closes its
-copies of the process's lock descriptors at once (:func:`close_lock`'s registry), so a child
-that outlives its parent does not keep the parent's lock.
+goes with its process, so a killed writer never leaves it held; a forked child lets go of
+its copies of the process's lock descriptors at once (:func:`open_lock`'s registry, each
+number pointed at ``/dev/null``), so a child that outlives its parent does not keep the
+parent's lock.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import time
 from collections.abc import Callable
 
 from roads.errors import RETRY_AFTER_SECONDS, JournalBusy
-from roads.store.lock_holders import held_by
+from roads.store.lock_holders import lock_busy
 
 #: The file beside the journal that its writers queue on.
 QUEUE_SUFFIX = ".lock"
@@ -52,7 +53,10 @@ class WritersQueue:
     def take(self, wait: float) -> None:
         """Hold the queue, waiting ``wait`` seconds at most; else :class:`JournalBusy`."""
         if self._pid != os.getpid():  # forked: the parent's mutex is its own, and its
-            self._fresh()  # descriptor was closed in this child (_forked)
+            if self._fd is not None:  # descriptor is /dev/null in this child (_forked)
+                with contextlib.suppress(OSError):
+                    os.close(self._fd)
+            self._fresh()
         deadline = time.monotonic() + wait
         if not self._mutex.acquire(timeout=max(wait, 0.0)):
             raise self._busy()
@@ -86,9 +90,8 @@ class WritersQueue:
                 self._mutex.release()
 
     def _busy(self) -> JournalBusy:
-        return JournalBusy(f"the journal is busy: a writer ahead of this one has not let its "
-                           f"queue go ({self.path}){held_by(self.path)}; try again shortly",
-                           RETRY_AFTER_SECONDS)
+        return lock_busy("the journal is busy: a writer ahead of this one has not let its "
+                         "queue go", self.path)
 
 
 def open_lock(path: str | os.PathLike[str]) -> int:
@@ -122,7 +125,7 @@ _open_guard = threading.Lock()
 
 
 def _forked() -> None:
-    """In a forked child: close every lock descriptor the parent had open. A ``flock``
+    """In a forked child: let go of every lock descriptor the parent had open. A ``flock``
     belongs to the open file, which the child's copy of the descriptor shares: kept, it
     held the parent's queue (or writers' lock) for as long as the child lived, after the
     parent let it go by dying, and no writer got past it. (Replacing the child's copy leaves

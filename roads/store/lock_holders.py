@@ -11,11 +11,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from roads.errors import RETRY_AFTER_SECONDS, JournalBusy
+
 #: How much of a holder's command line is shown (one line of an error message).
 COMMAND_CHARS = 80
 
 
-def holders(path: str | Path) -> list[int]:
+def holders(path: str | os.PathLike[str]) -> list[int]:
     """The process ids holding a ``flock`` of ``path`` (waiters not included), in the
     order the kernel lists them; empty when none is known."""
     try:
@@ -41,7 +43,16 @@ def holders(path: str | Path) -> list[int]:
     return found
 
 
-def held_by(path: str | Path) -> str:
+def lock_busy(what: str, path: str | os.PathLike[str], after: str = "",
+              then: str = "try again shortly") -> JournalBusy:
+    """A write turned away by the lock file ``path`` staying taken, in the one form every
+    lock says it: ``WHAT (PATH)AFTER (held by …); THEN``, to be tried again after
+    :data:`~roads.errors.RETRY_AFTER_SECONDS` (the path and the holder are what
+    :attr:`JournalBusy.public` leaves out for an HTTP client)."""
+    return JournalBusy(f"{what} ({path}){after}{held_by(path)}; {then}", RETRY_AFTER_SECONDS)
+
+
+def held_by(path: str | os.PathLike[str]) -> str:
     """`` (held by process 1234: roads ingest day.csv)`` for a message naming the lock, or
     "" when no holder is known. ``/proc/locks`` names the process that *took* the lock; a
     child it forked may hold it now, and the taker's id may since belong to another

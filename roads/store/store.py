@@ -48,7 +48,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from roads import faults
-from roads.errors import RETRY_AFTER_SECONDS, InputError, JournalBusy
+from roads.errors import InputError, JournalBusy
 from roads.files import fsync_dir, publish_text, sha256, sync_all, temporary_name
 from roads.schema import SCHEMA_VERSION, SHOE_KEY, conform, provenance, shoe_runs
 from roads.store import catalog, checkpoint
@@ -83,7 +83,7 @@ from roads.store.layout import (
     temporary_target,
     walk,
 )
-from roads.store.lock_holders import held_by
+from roads.store.lock_holders import lock_busy
 from roads.store.read import Reader
 
 #: Part files: zstd at its fastest level (the bulk readers are I/O-light already).
@@ -309,10 +309,9 @@ class Store:
             deadline = time.monotonic() + self.journal.queue_wait
 
             def busy() -> JournalBusy:
-                return JournalBusy(f"the store is busy: another bulk run (an ingest, an "
-                                   f"engine run, a compaction or a purge) holds its bulk lock "
-                                   f"({path}){held_by(path)}; try again when it has ended",
-                                   RETRY_AFTER_SECONDS)
+                return lock_busy("the store is busy: another bulk run (an ingest, an engine "
+                                 "run, a compaction or a purge) holds its bulk lock", path,
+                                 then="try again when it has ended")
 
             fd = open_lock(path)
             lock_within(fd, fcntl.LOCK_EX, deadline, busy, lambda: close_lock(fd), str(path))
@@ -344,9 +343,8 @@ class Store:
         deadline = time.monotonic() + wait
 
         def busy() -> JournalBusy:
-            return JournalBusy(f"the store is busy: a process holds its writers' lock ({path}) "
-                               f"exclusively{held_by(path)}; try again shortly",
-                               RETRY_AFTER_SECONDS)
+            return lock_busy("the store is busy: a process holds its writers' lock", path,
+                             after=" exclusively")
 
         if self._taker_pid != os.getpid():  # forked: the parent's mutex is its own
             self._taker, self._taker_pid = threading.Lock(), os.getpid()
