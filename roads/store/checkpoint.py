@@ -81,12 +81,15 @@ def fingerprint(public_pem: bytes) -> str:
 
 
 def create_keys(root: Path) -> None:
-    """The store's signing key pair (the private key readable by its owner only)."""
+    """The store's signing key pair (the private key readable by its owner only), made
+    only where the store has neither half: a store whose private key is gone but whose
+    public key is recorded keeps that public key, and its writes are refused naming the
+    missing file (:func:`signing_key`), never signed by a new pair that overwrote it."""
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
     private, public = root / PRIVATE, root / PUBLIC
-    if private.exists():
+    if private.exists() or public.exists():
         return
     private.parent.mkdir(parents=True, exist_ok=True)
     key = Ed25519PrivateKey.generate()

@@ -108,3 +108,15 @@ def test_a_missing_key_file_is_refused_in_one_line_naming_it(tmp_path: Path) -> 
     with pytest.raises(SigningKeyMismatch) as caught:
         checkpoint.signing_key(store.root)
     assert caught.value.key_file == checkpoint.PUBLIC and checkpoint.PUBLIC in str(caught.value)
+
+
+def test_a_lost_private_key_is_not_replaced_by_a_new_pair(tmp_path: Path) -> None:
+    store = Store.create(tmp_path / "s")
+    public = (store.root / checkpoint.PUBLIC).read_bytes()
+    (store.root / checkpoint.PRIVATE).unlink()
+    result = CliRunner().invoke(main, ["simulate", "--shoes", "1", "--seed", "1",
+                                       "--out", str(store.root)])
+    assert result.exit_code == 2, result.output
+    assert checkpoint.PRIVATE in result.output
+    assert (store.root / checkpoint.PUBLIC).read_bytes() == public
+    assert not (store.root / checkpoint.PRIVATE).exists()
