@@ -44,6 +44,14 @@ CHUNK_ROWS = 250_000
 T = TypeVar("T")
 
 
+def _batches(file: pq.ParquetFile, rows: int) -> Iterator[pa.RecordBatch]:
+    """A file's rows ``rows`` at a time, never across a row group: pyarrow cannot join a list
+    of dictionary values (the cards) from two row groups into one batch ("Nested data
+    conversions not implemented"), so a batch spanning a boundary failed the whole export."""
+    for group in range(file.num_row_groups):
+        yield from file.iter_batches(batch_size=rows, row_groups=[group])
+
+
 class StoreReadError(InputError):
     """A stored file that cannot be read (named), e.g. a corrupt footer."""
 
@@ -261,8 +269,7 @@ class Reader:
         snap = self.snapshot(sel)
         for entry in snap.files:
             try:
-                batches = pq.ParquetFile(self._path(entry)).iter_batches(batch_size=rows)
-                for batch in batches:
+                for batch in _batches(pq.ParquetFile(self._path(entry)), rows):
                     frame = conform(pl.from_arrow(batch), "coups")  # type: ignore[arg-type]
                     if not sel.everything:
                         frame = frame.filter(sel.keep())
