@@ -27,6 +27,7 @@ from roads.ingest.run import CONFLICT, LIVE_SHOE, ingest
 from roads.rules import get_rules
 from roads.simulate import Simulation, write_simulation
 from roads.store import SPILL, Store
+from roads.store.digest import coups_digest, shoe_digests, shoes_digest
 from roads.store.verify import verify
 from tests.floor import Floor
 from tests.ingest.test_crash import assert_complete
@@ -267,3 +268,38 @@ def test_an_unusable_large_file_is_refused_and_leaves_no_spill(
         ingest([source], store, ReadOptions(format="xml"), get_rules("standard-8"))
     assert not (store.root / SPILL).exists()
     assert store.read.coups().is_empty()
+
+
+def _records(store: Store, run: str) -> list[dict[str, Any]]:
+    """The run's journaled file records less what names the run: the run's id and a random
+    suffix in each name, and the file's SHA-256 (its Parquet metadata holds the run's id)."""
+    event, = store.journal.of_kinds(("import_committed",))
+    return sorted(({**{k: v for k, v in f.items() if k != "sha256"},
+                    "path": f["path"].replace(run, "RUN").rsplit("-", 1)[0]}
+                   for f in event.payload["files"]), key=lambda f: str(f["path"]))
+
+
+def test_two_chunk_sizes_and_two_runs_store_the_same_bytes(
+        tmp_path: Path, dealt: pl.DataFrame, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chunk size and thread timing change neither the stored rows nor their digests; the
+    same chunk size twice (spill and part writers on other threads) journals the same file
+    records (names, content digests, sizes, rows)."""
+    source = _write(_dirty(dealt, True)[1], tmp_path / "export.csv", "plain")
+    seen: list[dict[str, Any]] = []
+    for name, size in (("a", 3000), ("b", 3000), ("c", 11_000), ("whole", 1 << 30)):
+        monkeypatch.setattr(chunks, "CHUNK_BYTES", size)
+        store = Store.create(tmp_path / name)
+        report = ingest([source], store, ReadOptions(), get_rules("standard-8")).report
+        coups = store.read.coups().sort("table_id", "shoe_id", "coup")
+        shoes = store.read.shoes().drop("open").sort("table_id", "shoe_id")
+        seen.append({"outcome": _outcome(store, report),
+                     "digests": (coups_digest(coups), shoes_digest(shoes),
+                                 shoe_digests(coups).sort("table_id", "shoe_id").to_dicts()),
+                     "records": _records(store, report["run"])})
+    a, b, c, whole = seen
+    assert a == b  # the same chunks: the same files, whatever the threads did
+    for other in (c, whole):
+        assert other["outcome"] == a["outcome"] and other["digests"] == a["digests"]
+    assert sum(r["rows"] for r in a["records"] if r["table"] == "coups") \
+        == a["outcome"]["totals"]["accepted"] > 500
+    assert len(a["records"]) > len(whole["records"])  # (the chunks were many buckets)
