@@ -103,26 +103,27 @@ def _record(path: Path, began: float, first: tracemalloc.Snapshot | None,
     return snapshot, types
 
 
-def start() -> None:
-    """Start recording in this process when ``ROADS_MEMPROBE`` asks for it (else nothing)."""
+def start() -> threading.Event | None:
+    """Start recording in this process when ``ROADS_MEMPROBE`` asks for it (else nothing);
+    the event that stops it."""
     where = os.environ.get(ENV)
     if not where:
-        return
+        return None
     seconds = float(os.environ.get(SECONDS_ENV, "60"))
     settled = float(os.environ.get(FROM_ENV, "300"))
     path = Path(where) / f"worker-{os.getpid()}.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     if (frames := int(os.environ.get(FRAMES_ENV, str(FRAMES)))) > 0:
         tracemalloc.start(frames)
-    began = time.monotonic()
+    began, stop = time.monotonic(), threading.Event()
 
     def run() -> None:
         first: tracemalloc.Snapshot | None = None
         first_types: Counter[str] | None = None
-        while True:
-            time.sleep(seconds)
+        while not stop.wait(seconds):
             snapshot, types = _record(path, began, first, first_types)
             if first is None and time.monotonic() - began >= settled:
                 first, first_types = snapshot, types
 
     threading.Thread(target=run, name="memprobe", daemon=True).start()
+    return stop
