@@ -6,8 +6,10 @@ line of JSON to ``<dir>/worker-<pid>.jsonl``: the process's memory from
 ``/proc/self/smaps_rollup``, jemalloc's own counts when it is the allocator (live blocks
 against pages held), Python's traced bytes, the source lines whose traced bytes grew most
 since the record at ``ROADS_MEMPROBE_FROM`` seconds (300), and the object types whose count
-grew most. Nothing is served over
-HTTP: the record is a file only whoever starts the server can name, so no client reaches it.
+grew most. Nothing is served over HTTP: the record is a file only whoever starts the server
+can name, so no client reaches it. (With tracing on, the snapshots grow the worker and cost
+it most of a core: read the lines, not the RSS; ``ROADS_MEMPROBE_FRAMES=0`` records only the
+counts, at no measurable cost.)
 """
 
 from __future__ import annotations
