@@ -37,6 +37,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from dashboard.config import SiteConfig
 from dashboard.screen import ScreenContent, Update
+from roads.store.journal import keep_for_thread
 from roads.tables import TableService
 from roads.tables.state import LiveTables
 
@@ -142,7 +143,7 @@ class ScreenRegistry:
             db = sqlite3.connect(self.path, timeout=10, check_same_thread=False)
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=OFF")
-            self._local.db = db
+            keep_for_thread(self._local, db)
         return db
 
     def _head(self) -> int:

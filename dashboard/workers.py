@@ -111,6 +111,8 @@ def _run_worker(sock: socket.socket, root: Path, site: SiteConfig, registry: Pat
 
     from dashboard.app import create_app
     from dashboard.limits import server_options
+    from dashboard.memprobe import start as probe_memory
+    probe_memory()  # only when ROADS_MEMPROBE asks (the soak benchmark)
     app, _ = create_app(root, site, create=False, recover=False, registry=registry)
     # The application's objects (routes, models, layout) live as long as the worker: out of
     # the collector's reach too, so each full collection scans only what serving made.

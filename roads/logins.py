@@ -35,7 +35,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from roads.errors import RETRY_AFTER_SECONDS, InputError, JournalBusy
-from roads.store.journal import SYSTEM, Journal, close_thread_connection
+from roads.store.journal import SYSTEM, Journal, close_thread_connection, keep_for_thread
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS failures (name TEXT NOT NULL, address TEXT NOT NULL, at TEXT NOT NULL);
@@ -111,7 +111,7 @@ class LoginGuard:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
             db.execute(f"PRAGMA busy_timeout={READ_BUSY_MS}")
-            self._local.db = db
+            keep_for_thread(self._local, db)
         return db
 
     def deadline(self) -> float:
