@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 from collections.abc import Callable
 from typing import Any
 
@@ -67,10 +68,18 @@ def _slot_kernel() -> Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray, 
 
 def prepare_kernels() -> None:
     """Compile (or load from the cache) the slot filler a digest of
-    :data:`COMPILED_FROM` rows or more runs, so ``roads prepare`` leaves no large ingest or
-    engine run a compilation to pay inside its work."""
-    _slot_kernel()(np.zeros(2, np.int64), np.zeros(1, np.uint8), np.zeros(1, np.bool_),
-                   np.zeros((1, RECORD.itemsize), np.uint8), 0)
+    :data:`COMPILED_FROM` rows or more runs, so ``roads prepare`` leaves no large ingest,
+    engine run, export or verify a compilation to pay inside its work.
+
+    numba types a read-only array apart from a writable one: offsets and card codes taken
+    straight from a stored file's Arrow buffers are read-only, an ingest's own are not, so
+    every mix is compiled (before, the first large export compiled one inside its run)."""
+    for offsets_writable, codes_writable in itertools.product((True, False), repeat=2):
+        offsets, codes = np.zeros(2, np.int64), np.zeros(1, np.uint8)
+        offsets.setflags(write=offsets_writable)
+        codes.setflags(write=codes_writable)
+        _slot_kernel()(offsets, codes, np.zeros(1, np.bool_),
+                       np.zeros((1, RECORD.itemsize), np.uint8), 0)
 
 
 def _offset(field: str) -> int:

@@ -4,8 +4,12 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import struct
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 from unittest.mock import patch
 
@@ -15,8 +19,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from roads.cards import CARD_CODES
+from roads.rules import get_rules
 from roads.schema import ENTRY_METHODS, SOURCES, conform
-from roads.store import digest
+from roads.simulate import Simulation, write_simulation
+from roads.store import Store, digest
 from roads.store.digest import coups_digest, shoe_digests, shoes_digest
 
 
@@ -190,3 +196,31 @@ def test_shoes_digested_a_slice_at_a_time_get_the_same_digests(
         for one in (ordered, frame):
             got = {(t, s): d for t, s, d in shoe_digests(one).iter_rows()}
             assert got == shoes
+
+
+PREPARED_THEN_STORED = """
+import sys
+from pathlib import Path
+from roads.store import digest
+from roads.store.read import _batches
+import polars as pl, pyarrow.parquet as pq
+digest.prepare_kernels()
+prepared = set(digest._slot_kernel().signatures)
+digest.COMPILED_FROM = 0  # the compiled filler even for this small file
+for batch in _batches(pq.ParquetFile(sys.argv[1]), 1000):
+    digest.shoe_digests(pl.from_arrow(batch))
+print(sorted(map(str, set(digest._slot_kernel().signatures) - prepared)))
+"""
+
+
+def test_roads_prepare_compiles_what_a_stored_files_digest_runs(tmp_path: Path) -> None:
+    """A file read back from the store hands the slot filler read-only Arrow buffers, which
+    numba compiles apart from writable arrays: ``roads prepare`` must have compiled that
+    variant too, or the first large export or verify compiles inside its run."""
+    store = Store.create(tmp_path / "store")
+    write_simulation(Simulation(get_rules("standard-8"), shoes=2, seed=3, tables=1), store)
+    part = next((store.root / "coups").rglob("*.parquet"))
+    run = subprocess.run([sys.executable, "-c", PREPARED_THEN_STORED, str(part)],
+                         capture_output=True, text=True, check=True,
+                         env={**os.environ, "ROADS_CACHE_DIR": str(tmp_path / "cache")})
+    assert run.stdout.strip() == "[]", run.stdout
