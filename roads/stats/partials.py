@@ -116,7 +116,9 @@ def per_shoe_counts(coups: pl.DataFrame, offsets: np.ndarray) -> pl.DataFrame:
         .fill_null(0).cast(pl.Int8).alias("cards"),
         pl.col("player_total").fill_null(-1), pl.col("banker_total").fill_null(-1))
     out = np.zeros((n_shoes, len(COUNT_COLUMNS)), dtype=np.int64)
-    o, pp, bp, nat, cards, pt, bt = (arrays[c].to_numpy() for c in arrays.columns)
+    # Writable always: a column of one chunk comes zero-copy and read-only, which numba
+    # compiles apart from a copied one, so a first statistics compiled again after prepare.
+    o, pp, bp, nat, cards, pt, bt = (arrays[c].to_numpy(writable=True) for c in arrays.columns)
     _per_shoe_counts(offsets, o, pp, bp, nat, cards, pt, bt, out)
     keys = coups.select(pl.col("table_id", "shoe_id").cast(pl.String))[offsets[:-1]]
     # Int32 per shoe (half the memory a store's worth of shoes holds); sums are Int64
