@@ -89,7 +89,8 @@ def _record(path: Path, began: float, first: tracemalloc.Snapshot | None,
     snapshot, types = None, None
     if tracemalloc.is_tracing():
         snapshot = tracemalloc.take_snapshot().filter_traces(
-            (tracemalloc.Filter(False, tracemalloc.__file__),))
+            (tracemalloc.Filter(False, tracemalloc.__file__),
+             tracemalloc.Filter(False, __file__)))  # the probe's own records are no growth
         types = _types()
     if first is not None and first_types is not None and snapshot is not None \
             and types is not None:

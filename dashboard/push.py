@@ -37,9 +37,9 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from dashboard.config import SiteConfig
 from dashboard.screen import ScreenContent, Update
-from roads.store.journal import keep_for_thread
 from roads.tables import TableService
 from roads.tables.state import LiveTables
+from roads.thread_connections import keep_for_thread
 
 POLL_SECONDS = 0.02
 PING_SECONDS = 15.0

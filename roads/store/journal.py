@@ -24,7 +24,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -33,6 +33,7 @@ from typing import Any
 from roads.errors import InputError, JournalBusy
 from roads.store import journal_queue
 from roads.store.journal_queue import WritersQueue
+from roads.thread_connections import keep_for_thread
 
 GENESIS = "0" * 64
 KINDS = ("shoe_opened", "coup_entered", "coup_voided", "coup_amended", "shoe_closed",
@@ -110,32 +111,6 @@ def bulk_cache(db: sqlite3.Connection) -> Iterator[None]:
         yield
     finally:
         db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
-
-
-class _ClosedWithThread:
-    """Closes a thread's connection when the thread's local storage goes, as its thread
-    ends. The connection alone would wait for a full collection (its statement cache holds
-    it in a cycle), which a server whose loaded code is frozen runs rarely: the connections
-    of the request threads the thread pool lets go after 10 s idle piled up, each with its
-    file descriptors and up to ``CACHE_KIB`` of page cache (40–70 open per worker after 5
-    minutes of a soak, with 20–30 threads alive). This holder is in no cycle, so it goes
-    at once."""
-
-    __slots__ = ("db",)
-
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self.db = db
-
-    def __del__(self) -> None:
-        with suppress(sqlite3.Error):
-            self.db.close()
-
-
-def keep_for_thread(local: threading.local, db: sqlite3.Connection) -> sqlite3.Connection:
-    """Keep ``db`` as this thread's connection of ``local`` (``local.db``), closed when the
-    thread ends (the live connections are then at most one per thread alive)."""
-    local.db, local.closer = db, _ClosedWithThread(db)
-    return db
 
 
 def thread_connection(local: threading.local, path: Path) -> sqlite3.Connection:
