@@ -33,13 +33,15 @@
   }
 
   // An action whose answer goes to the message bar; returns the answer, or null if refused.
+  let answered = 0;  // actions whose answer was rendered (see refresh)
+
   async function post(body) {
     const { response, data } = await send(body);
     if (!response.ok) {
       say(data.detail ? String(data.detail) : `error ${response.status}`, true);
       return null;
     }
-    if (data.table_id) render(data);
+    if (data.table_id) { answered++; render(data); }
     if (data.ok === false) { say(data.detail, true); return null; }
     if (data.message) say(data.message, false);
     return data;
@@ -266,9 +268,14 @@
     else if (k === "8") await post({ action: "ask", outcome: "P" });
   });
 
+  // A state asked for before an action's answer was shown may arrive after it: it is then
+  // older than what the screen shows (e.g. "No open shoe" just after a shoe was opened).
   async function refresh() {
+    const asked = answered;
     const response = await fetch(`/operator/${encodeURIComponent(table)}/state`, { credentials: "same-origin" });
-    if (response.ok) render(await response.json());
+    if (!response.ok) return;
+    const data = await response.json();
+    if (asked === answered) render(data);
   }
   refresh();
   setInterval(refresh, 2000);

@@ -12,7 +12,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Dialog, FloatRect, Page, expect
+from playwright.sync_api import (
+    APIResponse,
+    Browser,
+    Dialog,
+    FloatRect,
+    Page,
+    Route,
+    expect,
+)
 
 from roads.auth import Auth
 from roads.ingest.entry import CoupEntry
@@ -34,6 +42,8 @@ def _login(browser: Browser, server: LiveServer, console: Console, user: str,
     page.fill("input[name=password]", PASSWORD)
     page.click("button[type=submit]")
     expect(page).to_have_url(re.compile(re.escape(path) + "$"))
+    if path.startswith("/operator/"):  # its script has run (a click before it is lost)
+        expect(page.locator("#op-status")).not_to_be_empty()
     return page
 
 
@@ -77,6 +87,44 @@ def test_pair_keys_sit_under_their_side_and_share_its_colour(
                          "'[data-toggle=banker_pair]')).backgroundColor") == colours["B"]
     shot(page, "operator-keypad")
     assert console.errors == []
+
+
+def test_a_state_asked_before_an_action_never_overwrites_its_answer(
+        browser: Browser, live_server: LiveServer) -> None:
+    """The operator page polls its state every 2 s: a poll answered by the server before a
+    shoe was opened, but arriving after the open's answer, must not put "No open shoe" back
+    (the screen would tell the dealer to open a shoe that is open)."""
+    console = Console()
+    page = _login(browser, live_server, console, "dealer")
+    held: list[tuple[Route, APIResponse]] = []
+    later: list[Route] = []  # polls after the stale one stay unanswered: nothing repaints
+
+    def hold(route: Route) -> None:
+        if held:
+            later.append(route)
+        else:
+            held.append((route, route.fetch()))  # answered now (idle), delivered later
+
+    page.route("**/operator/T1/state", hold)
+    for _ in range(500):  # the handler runs as Playwright pumps its events (≤ 10 s)
+        if held:
+            break
+        page.wait_for_timeout(20)
+    assert held and b"No open shoe" in held[0][1].body()
+    page.fill("#shoe-id", "S1")
+    page.click("#open-shoe")
+    expect(page.locator("#op-status")).to_contain_text("Shoe S1")
+    route, stale = held[0]
+    count = len(later)
+    route.fulfill(response=stale)
+    for _ in range(500):  # the next poll is asked 2 s on: the stale answer was handled
+        if len(later) > count:
+            break
+        page.wait_for_timeout(20)
+    assert len(later) > count
+    assert (page.locator("#op-status").text_content() or "").startswith("Shoe S1 — ")
+    for waiting in later:
+        waiting.abort()
 
 
 def test_card_preview_follows_the_typing_and_never_shows_the_last_hand(
