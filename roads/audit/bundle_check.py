@@ -21,7 +21,7 @@ import polars as pl
 from roads.files import sha256
 from roads.schema import CONTENT, COUP_KEY, COUPS, SHOE_KEY, conform
 from roads.store import MARK, Event, apply_corrections, coup_row, coups_frame
-from roads.store.checkpoint import Checkpoint, check, fingerprint
+from roads.store.checkpoint import check, fingerprint, parse
 from roads.store.digest import combine_leaves, shoe_digests
 from roads.store.journal import FILE_KINDS, Link, verify_events
 
@@ -119,12 +119,10 @@ def _checkpoints(bundle: Path, manifest: dict[str, Any], events: list[Event | Li
     pem = (bundle / "store-key.pub").read_bytes()
     if fingerprint(pem) != manifest.get("store_key"):
         raise BundleError("store-key.pub is not the store key the manifest names")
-    points = []
-    for n, line in enumerate((bundle / "checkpoints.jsonl").read_text().splitlines(), 1):
-        try:
-            points.append(Checkpoint.from_json(json.loads(line)))
-        except (ValueError, KeyError, TypeError):
-            raise BundleError(f"checkpoints.jsonl line {n} is not a checkpoint") from None
+    try:
+        points = parse((bundle / "checkpoints.jsonl").read_bytes(), "checkpoints.jsonl")
+    except ValueError as exc:
+        raise BundleError(str(exc)) from None
     if not events:
         return
     hashes = {e.seq: e.hash for e in events}

@@ -19,6 +19,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -179,7 +180,7 @@ def write(root: Path, journal: Journal, store: str | None = None) -> Checkpoint:
         at = now_utc()
         signature = key.sign(signed_message(seq, head, at, store)).hex()
         point = Checkpoint(seq, head, at, key_print, signature, store)
-        fh.write(json.dumps(point.to_json(), sort_keys=True) + "\n")
+        fh.write(line_of(point))
         fh.flush()
         os.fsync(fh.fileno())
     if fresh:
@@ -203,19 +204,44 @@ def signed_marker(path: Path) -> str | None:
     return found
 
 
+_LOWER_HEX = re.compile(r"[0-9a-f]+")  # as written: a signature read as upper case still checks
+
+
+def line_of(point: Checkpoint) -> str:
+    """A checkpoint's line exactly as it is written (and as a bundle copies it)."""
+    return json.dumps(point.to_json(), sort_keys=True) + "\n"
+
+
+def parse(data: bytes, name: str) -> list[Checkpoint]:
+    """The checkpoints of a file's bytes, every byte accounted for: each line must be the
+    exact line of a checkpoint (:func:`line_of`), ending in a newline. A signature checks
+    the parsed values only, so a tab for a space, a trailing space or an upper-case hex
+    digit would otherwise pass unseen. ValueError names the file and line."""
+    text = data.decode("utf-8", errors="replace")
+    lines = text.split("\n")
+    if lines[-1]:
+        lines.append("")  # (the last line, unended, is named below)
+    ended = text.endswith("\n") or not text
+    out = []
+    for number, line in enumerate(lines[:-1], start=1):
+        try:
+            point = Checkpoint.from_json(json.loads(line))
+        except (ValueError, KeyError, TypeError, AttributeError):
+            raise ValueError(f"{name} line {number} is not a checkpoint") from None
+        hexes = (point.hash, point.key, point.signature, *([point.store] if point.store else []))
+        if line + "\n" != line_of(point) or (number == len(lines) - 1 and not ended) \
+                or not all(_LOWER_HEX.fullmatch(h) for h in hexes):
+            raise ValueError(f"{name} line {number} is not a checkpoint as written (its "
+                             "bytes differ from the line its values make)")
+        out.append(point)
+    return out
+
+
 def read(path: Path) -> list[Checkpoint]:
-    """Checkpoints of a file; a line that does not parse raises ValueError naming it."""
+    """Checkpoints of a file (:func:`parse`); ValueError names a line that is not one."""
     if not path.exists():
         return []
-    out = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            out.append(Checkpoint.from_json(json.loads(line)))
-        except (ValueError, KeyError, TypeError):
-            raise ValueError(f"{path.name} line {number} is not a checkpoint") from None
-    return out
+    return parse(path.read_bytes(), path.name)
 
 
 def newest(path: Path) -> Checkpoint | None:
