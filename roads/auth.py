@@ -38,7 +38,8 @@ from roads.logins import (
     write_lock_within,
 )
 from roads.store import SESSION_HOURS, credential_digest
-from roads.store.journal import SYSTEM, Event, Journal, close_thread_connection, thread_connection
+from roads.store.journal import SYSTEM, Event, Journal, thread_connection
+from roads.thread_connections import close_thread_connection
 
 Role = Literal["dealer", "supervisor", "auditor", "viewer", "admin"]
 ROLES: tuple[Role, ...] = ("dealer", "supervisor", "auditor", "viewer", "admin")

@@ -35,8 +35,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from roads.errors import RETRY_AFTER_SECONDS, InputError, JournalBusy
-from roads.store.journal import SYSTEM, Journal, close_thread_connection
-from roads.thread_connections import keep_for_thread
+from roads.store.journal import SYSTEM, Journal
+from roads.thread_connections import close_thread_connection, keep_for_thread
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS failures (name TEXT NOT NULL, address TEXT NOT NULL, at TEXT NOT NULL);

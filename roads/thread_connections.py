@@ -37,3 +37,13 @@ def keep_for_thread(local: threading.local, db: sqlite3.Connection) -> sqlite3.C
     thread ends (the live connections are then at most one per thread alive)."""
     local.db, local.closer = db, _ClosedWithThread(db)
     return db
+
+
+def close_thread_connection(local: threading.local) -> None:
+    """Close this thread's connection of ``local`` now, if it has one (a connection left
+    to the collector stays open until a collection reaches it: its statement cache holds
+    it in a cycle)."""
+    db: sqlite3.Connection | None = getattr(local, "db", None)
+    if db is not None:
+        db.close()
+        local.db = local.closer = None

@@ -48,6 +48,13 @@ class Floor:
     def close(self, table: str) -> tuple[Event, Event]:
         return self.service.close_shoe(DEALER, table)
 
+    def sealed_shoe(self, table: str, shoe: str, outcomes: str) -> Floor:
+        """Open ``shoe``, deal ``outcomes`` into it and close (seal) it; the floor, to go on."""
+        self.open_shoe(table, shoe)
+        self.coups(table, outcomes)
+        self.close(table)
+        return self
+
 
 class Dealer:
     """A dealer seeding a store through the service (the e2e tests' way of dealing)."""

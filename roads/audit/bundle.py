@@ -44,6 +44,7 @@ from roads.errors import InputError
 from roads.files import commit, publish, sha256, temporary_name
 from roads.schema import CONTENT, COUPS, SCHEMA_VERSION, SHOE_KEY, conform
 from roads.store import MARK, SYSTEM, Event, Selection, Store
+from roads.store.checkpoint import line_of
 from roads.store.journal import FILE_KINDS, canonical
 
 MANIFEST = "manifest.json"
@@ -425,7 +426,7 @@ def export_bundle(store: Store, what: Slice, out: Path, exported_by: str,
         add(f"{name}.csv", frame.height)
     checkpoints = store.read.checkpoints()
     publish(out / CHECKPOINTS, lambda p: p.write_text(
-        "".join(json.dumps(c, sort_keys=True) + "\n" for c in checkpoints), encoding="utf-8"))
+        "".join(map(line_of, checkpoints)), encoding="utf-8"))
     add(CHECKPOINTS, len(checkpoints))
     publish(out / STORE_KEY, lambda p: p.write_bytes(store.read.public_key()))
     add(STORE_KEY, 1)

@@ -180,7 +180,7 @@ def write(root: Path, journal: Journal, store: str | None = None) -> Checkpoint:
         at = now_utc()
         signature = key.sign(signed_message(seq, head, at, store)).hex()
         point = Checkpoint(seq, head, at, key_print, signature, store)
-        fh.write(line_of(point))
+        fh.write(line_of(point.to_json()))
         fh.flush()
         os.fsync(fh.fileno())
     if fresh:
@@ -207,9 +207,10 @@ def signed_marker(path: Path) -> str | None:
 _LOWER_HEX = re.compile(r"[0-9a-f]+")  # as written: a signature read as upper case still checks
 
 
-def line_of(point: Checkpoint) -> str:
-    """A checkpoint's line exactly as it is written (and as a bundle copies it)."""
-    return json.dumps(point.to_json(), sort_keys=True) + "\n"
+def line_of(point: dict[str, Any]) -> str:
+    """A checkpoint's line (its :meth:`Checkpoint.to_json`) exactly as it is written, by
+    the store and by a bundle that copies it."""
+    return json.dumps(point, sort_keys=True) + "\n"
 
 
 def parse(data: bytes, name: str) -> list[Checkpoint]:
@@ -217,20 +218,15 @@ def parse(data: bytes, name: str) -> list[Checkpoint]:
     exact line of a checkpoint (:func:`line_of`), ending in a newline. A signature checks
     the parsed values only, so a tab for a space, a trailing space or an upper-case hex
     digit would otherwise pass unseen. ValueError names the file and line."""
-    text = data.decode("utf-8", errors="replace")
-    lines = text.split("\n")
-    if lines[-1]:
-        lines.append("")  # (the last line, unended, is named below)
-    ended = text.endswith("\n") or not text
     out = []
-    for number, line in enumerate(lines[:-1], start=1):
+    lines = data.decode("utf-8", errors="replace").splitlines(keepends=True)
+    for number, line in enumerate(lines, start=1):
         try:
             point = Checkpoint.from_json(json.loads(line))
         except (ValueError, KeyError, TypeError, AttributeError):
             raise ValueError(f"{name} line {number} is not a checkpoint") from None
         hexes = (point.hash, point.key, point.signature, *([point.store] if point.store else []))
-        if line + "\n" != line_of(point) or (number == len(lines) - 1 and not ended) \
-                or not all(_LOWER_HEX.fullmatch(h) for h in hexes):
+        if line != line_of(point.to_json()) or not all(_LOWER_HEX.fullmatch(h) for h in hexes):
             raise ValueError(f"{name} line {number} is not a checkpoint as written (its "
                              "bytes differ from the line its values make)")
         out.append(point)

@@ -33,7 +33,7 @@ from typing import Any
 from roads.errors import InputError, JournalBusy
 from roads.store import journal_queue
 from roads.store.journal_queue import WritersQueue
-from roads.thread_connections import keep_for_thread
+from roads.thread_connections import close_thread_connection, keep_for_thread
 
 GENESIS = "0" * 64
 KINDS = ("shoe_opened", "coup_entered", "coup_voided", "coup_amended", "shoe_closed",
@@ -127,16 +127,6 @@ def thread_connection(local: threading.local, path: Path) -> sqlite3.Connection:
         db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
         keep_for_thread(local, db)
     return db
-
-
-def close_thread_connection(local: threading.local) -> None:
-    """Close this thread's connection of ``local`` now, if it has one (a connection left
-    to the collector stays open until a collection reaches it: its statement cache holds
-    it in a cycle)."""
-    db: sqlite3.Connection | None = getattr(local, "db", None)
-    if db is not None:
-        db.close()
-        local.db = local.closer = None
 
 
 class JournalError(InputError):

@@ -70,10 +70,7 @@ def test_an_export_refuses_to_sign_over_removed_checkpoints(cut: Path, tmp_path:
 
 
 def test_a_first_write_still_signs(tmp_path: Path) -> None:
-    floor = Floor(tmp_path / "store")
-    floor.open_shoe("T1", "S1")
-    floor.coups("T1", "BP")
-    floor.close("T1")
+    floor = Floor(tmp_path / "store").sealed_shoe("T1", "S1", "BP")
     assert verify(floor.store).ok
     lines = (floor.store.root / "checkpoints" / "checkpoints.jsonl").read_text().splitlines()
     # the store's creation signs the empty journal (and store.json), its first seal the seal

@@ -34,10 +34,7 @@ EDITS: dict[str, Callable[[str], str]] = {
 
 @pytest.fixture
 def store(tmp_path: Path) -> Store:
-    floor = Floor(tmp_path / "store")
-    floor.open_shoe("T1", "S1")
-    floor.coups("T1", "BPPBT")
-    floor.close("T1")
+    floor = Floor(tmp_path / "store").sealed_shoe("T1", "S1", "BPPBT")
     assert verify(floor.store).ok
     return floor.store
 

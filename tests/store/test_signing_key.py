@@ -37,10 +37,7 @@ def replace_private_key(root: Path) -> None:
 
 @pytest.fixture
 def floor(tmp_path: Path) -> Floor:
-    floor = Floor(tmp_path / "store")
-    floor.open_shoe("T1", "S1")
-    floor.coups("T1", "BPB")
-    floor.close("T1")
+    floor = Floor(tmp_path / "store").sealed_shoe("T1", "S1", "BPB")
     floor.open_shoe("T1", "S2")
     floor.coups("T1", "PP")
     return floor
