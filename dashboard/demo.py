@@ -44,6 +44,9 @@ def _deal_shoe(service: TableService, table_id: str, rules_name: str, rules: Rul
     """One shoe, from the open to the shuffle break. Each coup names its shoe and number,
     so a coup never lands in a shoe the demo did not open."""
     state = service.table_state(table_id)
+    if state.status == "closed":  # a supervisor closed the table: the demo leaves it closed
+        stop.wait(1.0)
+        return
     if state.status == "open" and state.shoe_id:
         service.close_shoe(DEMO_DEALER, table_id)  # a shoe left open by a restart
     seed = rng.getrandbits(63)
