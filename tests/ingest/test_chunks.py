@@ -12,9 +12,12 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -207,6 +210,41 @@ def test_any_chunk_size_stores_the_same(tmp_path: Path, dealt: pl.DataFrame, chu
         outcomes.append(_outcome(store, ingest([source], store, ReadOptions(),
                                                get_rules("standard-8")).report))
     assert outcomes[1] == outcomes[0]
+
+
+@settings(max_examples=60, deadline=None)
+@given(shoes=st.lists(st.tuples(st.integers(0, 3), st.integers(1, 5),
+                                st.one_of(st.none(), st.integers(0, 4)), st.booleans()),
+                      min_size=1, max_size=25),
+       cut=st.integers(0, 60))
+def test_keys_found_once_per_shoe_run_are_the_keys_found_row_by_row(
+        shoes: list[tuple[int, int, int | None, bool]], cut: int) -> None:
+    """Two chunks of shoes, each shoe one run of rows (possibly across the cut, possibly
+    past midnight or undated): the keys found run by run (the front end's shoe runs) are the
+    keys found row by row, the second chunk's shoes of the first keeping theirs."""
+    rows = []
+    for number, (table, length, day, late) in enumerate(shoes):
+        for i in range(length):
+            at = None if day is None else datetime(2026, 1, 1 + day, 23 if late else 9, 59,
+                                                   tzinfo=UTC) + timedelta(minutes=i)
+            rows.append((f"T{table}", f"S{number}", at))
+    frame = pl.DataFrame(rows, schema={"table_id": pl.String, "shoe_id": pl.String,
+                                       "~dealt_at": pl.Datetime("us", "UTC")}, orient="row")
+    cut = min(cut, frame.height)
+    found = []
+    with tempfile.TemporaryDirectory() as work:
+        source = Path(work) / "file.csv"
+        source.write_text("x")
+        for number, by_runs in enumerate((True, False)):
+            spill = chunks.Spill(Path(work), "run", number, source)
+            keys = []
+            for part in (frame.head(cut), frame.slice(cut)):
+                ids = part.select(pl.struct("table_id", "shoe_id").rle_id()).to_series()
+                starts = np.diff(ids.to_numpy(), prepend=-1) != 0 if by_runs else None
+                keys += spill._keys(part, starts).to_list()
+            found.append(keys)
+    assert found[0] == found[1]
+    assert len(found[0]) == frame.height
 
 
 RUN = """
