@@ -6,18 +6,20 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from roads.ingest.entry import CoupEntry
 from roads.ingest.readers import ReadOptions
 from roads.ingest.run import ingest
 from roads.rules import get_rules
-from roads.schema import COUPS
+from roads.schema import COUPS, SHOE_KEY
 from roads.simulate import Simulation, write_simulation
 from roads.store import NoStore, Selection, Store
+from roads.store.digest import combine, shoe_digests
 from roads.store.layout import part_name
 from roads.tables import LiveError
 from tests.floor import Floor
@@ -304,3 +306,40 @@ def floor_store(tmp_path_factory: pytest.TempPathFactory) -> Store:
                   "outcome": list("BPB")}).write_csv(csv)
     ingest([csv], store, ReadOptions(), get_rules("standard-8"))
     return store
+
+
+@pytest.fixture(scope="module")
+def simulated_coups(tmp_path_factory: pytest.TempPathFactory) -> pl.DataFrame:
+    sim = Store.create(tmp_path_factory.mktemp("sim") / "store")
+    write_simulation(Simulation(get_rules("standard-8"), shoes=8, seed=5, tables=2), sim)
+    return sim.read.coups()
+
+
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32 - 1), shuffled=st.booleans(), undated=st.integers(0, 3))
+def test_parts_cut_by_day_carry_the_digests_their_writer_would_compute(
+        tmp_path: Path, simulated_coups: pl.DataFrame, seed: int, shuffled: bool,
+        undated: int) -> None:
+    """Shoes spread over days (some past midnight, some undated, rows shuffled or not):
+    each coups part's digest, from one pass over all the coups, is the one its own rows
+    give (the writer's digest when a part comes undigested), and so are its shoes."""
+    rng = np.random.default_rng(seed)
+    shoes = simulated_coups.select("table_id", "shoe_id").unique(maintain_order=True)
+    moved = shoes.with_columns(
+        pl.Series("shift", rng.integers(0, 3, shoes.height) * 86_400_000_000
+                  + rng.integers(0, 2, shoes.height) * 84_000_000_000),
+        pl.Series("undated", np.arange(shoes.height) < undated))
+    coups = simulated_coups.join(moved, on=["table_id", "shoe_id"]).with_columns(
+        pl.when("undated").then(None).otherwise(
+            pl.col("dealt_at") + pl.duration(microseconds=pl.col("shift"))).alias("dealt_at"))
+    if shuffled:
+        coups = coups.sample(fraction=1.0, shuffle=True, seed=seed)
+    store = Store.create(tmp_path / f"s{seed}")
+    parts = store.parts_by_day(coups.drop("shift", "undated"), None, "import", ("r",), {})
+    assert len({p.day for p in parts}) > 1
+    for part in parts:
+        assert part.content is not None and isinstance(part.frame, pl.DataFrame)
+        own = shoe_digests(part.frame)
+        assert part.content.digest == combine(own)
+        assert sorted(part.content.shoes.rows()) == sorted(own.select(*SHOE_KEY).rows())
