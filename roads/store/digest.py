@@ -304,10 +304,19 @@ def _field(name: str, dtype: pl.DataType) -> pl.Expr:
 def shoes_digest(shoes: pl.DataFrame) -> str:
     """The content digest of canonical shoe rows: one text line per shoe, hashed once."""
     frame = conform(shoes, "shoes").sort("table_id", "shoe_id")
-    if frame.is_empty():
+    return lines_digest(shoe_lines(frame))
+
+
+def shoe_lines(shoes: pl.DataFrame) -> pl.Series:
+    """Each canonical shoe row's line (see the module docstring), in the rows' order."""
+    return shoes.select(pl.concat_str([_field(n, d) for n, d in shoes.schema.items()],
+                                      separator="\t") + "\n").to_series()
+
+
+def lines_digest(lines: pl.Series) -> str:
+    """The content digest of shoe rows from their lines in (table_id, shoe_id) order."""
+    if not lines.len():
         return hashlib.sha256(SHOES_TAG).hexdigest()
-    lines = frame.select(pl.concat_str([_field(n, d) for n, d in frame.schema.items()],
-                                       separator="\t") + "\n").to_series()
     return hashlib.sha256(SHOES_TAG + lines.str.join("").item().encode()).hexdigest()
 
 

@@ -54,7 +54,7 @@ from roads.schema import SCHEMA_VERSION, SHOE_KEY, conform, provenance, shoe_run
 from roads.store import catalog, checkpoint
 from roads.store.catalog import INDEX_SCHEMA, KEYS, UNDATED, FileEntry
 from roads.store.checkpoint import Checkpoint
-from roads.store.digest import combine, shoe_digests, shoes_digest
+from roads.store.digest import combine, lines_digest, shoe_digests, shoe_lines, shoes_digest
 from roads.store.journal import (
     FILE_KINDS,
     SYSTEM,
@@ -552,12 +552,13 @@ class Store:
         in one file); shoe rows take the day of their coups, or their own start.
         ``starts``: the coups' shoe runs when the caller knows each shoe to be one run.
 
-        The coups parts come digested: a shoe's digest does not depend on what else its
-        file holds, so all the coups are digested in one pass (an ingest's bucket of ten
-        days: a third of the time of a pass per day's part, in the part writers)."""
+        The parts come digested: a shoe's digest (and a shoe row's line) does not depend on
+        what else its file holds, so all the rows are digested in one pass (an ingest's
+        bucket of ten days: a third of the time of a pass per day's part, in the part
+        writers)."""
         coups = conform(coups, "coups")
         row_days, shoe_days = _shoe_days(coups, starts)
-        contents = _contents_by_day(coups, shoe_days)
+        contents: dict[str, dict[Any, Content]] = {"coups": _contents_by_day(coups, shoe_days)}
         meta = {k: str(v) for k, v in metadata.items() if v is not None}
         out = []
         for table, frame in (("coups", coups),
@@ -570,11 +571,12 @@ class Store:
                 dated = frame.join(shoe_days, on=list(SHOE_KEY), how="left",
                                    maintain_order="left").with_columns(
                     pl.coalesce("day", pl.col("started_at").dt.date()).alias("day"))
+                contents["shoes"] = _shoe_contents_by_day(frame, dated["day"])
             for (d,), rows in dated.partition_by("day", maintain_order=True, include_key=False,
                                                  as_dict=True).items():
                 label = d.isoformat() if isinstance(d, date) else UNDATED
                 out.append(Part(table, label, part_name(kind, *ids, label), rows, meta,
-                                contents[d] if table == "coups" else None))
+                                contents[table][d]))
         return out
 
     # -- sealing live shoes -----------------------------------------------------------------
@@ -916,6 +918,20 @@ def _contents_by_day(coups: pl.DataFrame, shoe_days: pl.DataFrame) -> dict[Any, 
     return {d: Content(combine(shoes), _compact(shoes.select(*SHOE_KEY)))
             for (d,), shoes in per_shoe.partition_by("day", maintain_order=True,
                                                      include_key=False, as_dict=True).items()}
+
+
+def _shoe_contents_by_day(shoes: pl.DataFrame, days: pl.Series) -> dict[Any, Content]:
+    """The :class:`Content` of each day's shoes part (canonical ``shoes``; ``days``: each
+    row's day), from one pass over all the rows: each day's lines in (table_id, shoe_id)
+    order, and its index rows in the rows' order."""
+    lines = shoes.select(*SHOE_KEY).with_columns(days.alias("day"),
+                                                 shoe_lines(shoes).alias("line"))
+    by_day = lines.sort("day", "table_id", "shoe_id", maintain_order=True).partition_by(
+        "day", maintain_order=True, include_key=False, as_dict=True)
+    index = shoe_index_frame(shoes).with_columns(days.alias("day")).partition_by(
+        "day", maintain_order=True, include_key=False, as_dict=True)
+    return {d: Content(lines_digest(rows["line"]), pl.DataFrame(schema=KEYS),
+                       _compact(index[(d,)])) for (d,), rows in by_day.items()}
 
 
 def _shoe_days(coups: pl.DataFrame, starts: np.ndarray | None = None
