@@ -9,12 +9,13 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from roads.audit.bundle import (
     BundleError,
     Slice,
+    coup_ranges_by_shoe,
     data_digest,
     export_bundle,
     generate_keys,
@@ -342,6 +343,24 @@ def test_coup_ranges_give_back_their_numbers(numbers: set[int]) -> None:
     assert coup_numbers(ranges) == sorted(numbers)
     assert len(ranges.split()) == 1 + sum(1 for n in numbers if n + 1 not in numbers) - 1 \
         if numbers else ranges == ""
+
+
+@given(st.lists(st.lists(st.integers(1, 90), min_size=1, max_size=40), min_size=1,
+                max_size=8), st.booleans())
+@example([[1, 1, 3], [2, 4, 3]], False)  # a repeat that spans lo..hi; a gap-free shoe from 2
+def test_coup_ranges_by_shoe_are_each_shoes_ranges(shoes: list[list[int]],
+                                                    whole: bool) -> None:
+    """Shoes with every coup once (``whole``: the usual shoe, 1..n), with gaps and with
+    repeats, rows in any order: each shoe's ranges are those of its sorted numbers."""
+    if whole:
+        shoes = [list(range(1, len(numbers) + 1))[::-1] for numbers in shoes]
+    coups = pl.DataFrame([("T" + str(i % 2), f"S{i}", n) for i, numbers in enumerate(shoes)
+                          for n in numbers],
+                         schema={"table_id": pl.String, "shoe_id": pl.String,
+                                 "coup": pl.Int16}, orient="row")
+    assert coup_ranges_by_shoe(coups) == {
+        ("T" + str(i % 2), f"S{i}"): coup_ranges(sorted(numbers))
+        for i, numbers in enumerate(shoes)}
 
 
 @pytest.mark.parametrize("bad", ["x", "1-", "0", "5-3", "1-99999", "1--2", "-3"])
