@@ -914,7 +914,7 @@ def _contents_by_day(coups: pl.DataFrame, shoe_days: pl.DataFrame) -> dict[Any, 
     if coups.is_empty():
         return {}
     per_shoe = shoe_digests(coups).join(shoe_days, on=list(SHOE_KEY), how="left",
-                                        maintain_order="left")
+                                        maintain_order="left", nulls_equal=True)
     return {d: Content(combine(shoes), _compact(shoes.select(*SHOE_KEY)))
             for (d,), shoes in per_shoe.partition_by("day", maintain_order=True,
                                                      include_key=False, as_dict=True).items()}
