@@ -68,8 +68,11 @@ def remove_spill(root: Path, run_id: str) -> None:
 
 
 def to_frame(parsed: Parsed) -> pl.DataFrame:
-    """Parsed rows as one frame (without ``_file``, which every row of a spill shares)."""
-    columns = [parsed.coup.alias("~coup"),
+    """Parsed rows as one frame (without ``_file``, which every row of a spill shares);
+    ``~start``: the front end's shoe runs, null where it found a shoe in several runs."""
+    starts = pl.Series("~start", parsed.starts, dtype=pl.Boolean) if parsed.starts is not None \
+        else pl.repeat(None, parsed.rows.height, dtype=pl.Boolean, eager=True).alias("~start")
+    columns = [starts, parsed.coup.alias("~coup"),
                pl.Series("~coup_unreadable", parsed.coup_unreadable),
                parsed.dealt_at.alias("~dealt_at"),
                *(pl.Series(f"~r_{name}", values) for name, values in parsed.recorded.items())]
@@ -80,8 +83,8 @@ def to_frame(parsed: Parsed) -> pl.DataFrame:
     return parsed.rows.drop("_file").with_columns(columns)
 
 
-def from_frame(frame: pl.DataFrame, path: Path) -> Parsed:
-    """The inverse of :func:`to_frame`."""
+def from_frame(frame: pl.DataFrame, path: Path, starts: np.ndarray | None = None) -> Parsed:
+    """The inverse of :func:`to_frame` (``starts``: the rows' shoe runs, if known)."""
     def array(name: str) -> np.ndarray:
         return frame[name].to_numpy()
 
@@ -94,7 +97,32 @@ def from_frame(frame: pl.DataFrame, path: Path) -> Parsed:
     rows = frame.select(pl.lit(str(path)).alias("_file"),
                         *(c for c in frame.columns if not c.startswith("~")))
     return Parsed(rows, hands("p"), hands("b"), recorded, frame["~coup"].alias("coup"),
-                  array("~coup_unreadable"), frame["~dealt_at"].alias("dealt_at"))
+                  array("~coup_unreadable"), frame["~dealt_at"].alias("dealt_at"), starts)
+
+
+def bucket_starts(frame: pl.DataFrame, pieces: list[int]) -> np.ndarray | None:
+    """A bucket's shoe runs, when each of its shoes is one run of rows; else None.
+
+    The bucket is ``pieces`` (row counts) read from its chunks, each in file order, whose
+    ``~start`` flags are the front end's runs. Inside a piece they hold (a row that went on
+    its shoe in the file still follows that row); a piece's first row starts a run unless
+    the piece before ended with the same shoe (a shoe across two chunks). A shoe may still
+    come back in a later run, so the runs' shoes must all differ."""
+    flags = frame["~start"]
+    if not frame.height or flags.null_count():
+        return None
+    starts = flags.to_numpy().copy()
+    ids = frame.select("table_id", "shoe_id")
+    firsts = np.cumsum(pieces)[:-1]
+    firsts = firsts[firsts > 0]
+    if len(firsts):
+        shoe = pl.struct("table_id", "shoe_id")
+        same = ids[firsts - 1].select(shoe).to_series().eq_missing(
+            ids[firsts].select(shoe).to_series())
+        starts[firsts] = ~same.to_numpy()
+    starts[0] = True
+    heads = ids.filter(pl.Series(starts))
+    return starts if heads.n_unique() == heads.height else None
 
 
 class Spill:
@@ -211,13 +239,14 @@ class Spill:
             # for the whole file grew with it (+300 MB at 4 M coups).
             readers = {c: pa.ipc.open_file(pa.memory_map(str(self._file(c))))
                        for c in sorted({c for key in group for c, _, _ in self.batches[key]})}
-            batches = [readers[chunk].get_batch(i) for key in group
-                       for chunk, first, n in self.batches[key] for i in range(first, first + n)]
+            pieces = [[readers[chunk].get_batch(i) for i in range(first, first + n)]
+                      for key in group for chunk, first, n in self.batches[key]]
             del readers
-            frame = pl.from_arrow(pa.Table.from_batches(batches))
+            frame = pl.from_arrow(pa.Table.from_batches([b for p in pieces for b in p]))
             assert isinstance(frame, pl.DataFrame)
-            del batches
-            yield from_frame(frame, self.path)
+            rows = [sum(b.num_rows for b in p) for p in pieces]
+            del pieces
+            yield from_frame(frame, self.path, bucket_starts(frame, rows))
 
     def remove(self) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)

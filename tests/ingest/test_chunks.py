@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from roads.ingest import chunks
 from roads.ingest.readers import ReadOptions
 from roads.ingest.run import CONFLICT, LIVE_SHOE, ingest
 from roads.rules import get_rules
+from roads.schema import shoe_runs
 from roads.simulate import Simulation, write_simulation
 from roads.store import SPILL, Store
 from roads.store.digest import coups_digest, shoe_digests, shoes_digest
@@ -245,6 +247,37 @@ def test_keys_found_once_per_shoe_run_are_the_keys_found_row_by_row(
             found.append(keys)
     assert found[0] == found[1]
     assert len(found[0]) == frame.height
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[
+    HealthCheck.function_scoped_fixture])
+@given(chunk=st.integers(min_value=300, max_value=20_000), back=st.booleans(),
+       seed=st.integers(0, 1000))
+def test_a_buckets_shoe_runs_are_the_runs_its_rows_show(
+        tmp_path: Path, dealt: pl.DataFrame, monkeypatch: pytest.MonkeyPatch, chunk: int,
+        back: bool, seed: int) -> None:
+    """A file listed shoe by shoe (shoes across chunk ends; ``back``: one shoe's last coups
+    moved to the end of the file, so it comes back in a later chunk), spilled in chunks:
+    each bucket's runs, from the front end's flags and the pieces' ends, are what comparing
+    its rows gives (:func:`roads.schema.shoe_runs`), and the runs are found in every bucket
+    unless a shoe comes back."""
+    rows = dealt.sample(fraction=1.0, shuffle=True, seed=seed).sort(
+        "table_id", "shoe_id", pl.col("coup").cast(pl.Int32), maintain_order=True)
+    if back:
+        tail = rows.filter(pl.col("shoe_id") == rows["shoe_id"][0]).tail(5)
+        rows = pl.concat([rows.join(tail, on=list(COLUMNS), how="anti"), tail])
+    source = _write(rows, tmp_path / f"f{chunk}-{back}-{seed}.csv", "plain")
+    monkeypatch.setattr(chunks, "CHUNK_BYTES", chunk)
+    spill = chunks.Spill(tmp_path, f"run{chunk}-{back}-{seed}", 0, source)
+    with ThreadPoolExecutor(max_workers=1) as hasher:
+        assert chunks.spill_file("csv", ReadOptions(), spill, hasher)[0] == "plain CSV"
+    found = [(bucket.starts, shoe_runs(bucket.rows)) for bucket in spill]
+    assert len(found) > 1
+    for ours, oracle in found:
+        assert (ours is None) == (oracle is None) or (back and ours is None)
+        if ours is not None:
+            assert oracle is not None and np.array_equal(ours, oracle)
+    assert back or all(ours is not None for ours, _ in found)
 
 
 RUN = """
