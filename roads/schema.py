@@ -194,7 +194,11 @@ def shoe_runs(frame: pl.DataFrame) -> np.ndarray | None:
     """:func:`shoe_starts` when every shoe is exactly one run of rows (as the writers and
     most exports keep them), so per-shoe work can go run by run; None when some shoe's rows
     are split into several runs."""
-    starts = shoe_starts(frame)
+    return one_run_each(frame, shoe_starts(frame))
+
+
+def one_run_each(frame: pl.DataFrame, starts: np.ndarray) -> np.ndarray | None:
+    """``starts`` (runs of rows, each of one shoe) if no shoe has two of them, else None."""
     keys = frame.select("table_id", "shoe_id").filter(pl.Series(starts))
     return starts if keys.n_unique() == keys.height else None
 

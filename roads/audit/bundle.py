@@ -335,6 +335,7 @@ def _file_shoes(store: Store, keys: set[tuple[str, str]], stored: list[dict[str,
     """For every stored coups file holding the slice's shoes: each shoe's digest in key
     order, other shoes' lines as opaque leaves (they recompute the file's content digest
     without naming other tables' shoes)."""
+    from roads.audit.bundle_check import coup_ranges_by_shoe
     from roads.store.digest import leaf, shoe_digests
 
     rows = []
@@ -348,26 +349,6 @@ def _file_shoes(store: Store, keys: set[tuple[str, str]], stored: list[dict[str,
                          "shoe_id": s if mine else None, "digest": d if mine else None,
                          "leaf": leaf(t, s, d), "coups": ranges[(t, s)] if mine else None})
     return pl.DataFrame(rows, schema=FILE_SHOES)
-
-
-def coup_ranges_by_shoe(coups: pl.DataFrame) -> dict[tuple[str, str], str]:
-    """Each shoe's :func:`~roads.audit.bundle_check.coup_ranges`: from its lowest and
-    highest coup when every number between is there once (the usual shoe: no list of
-    numbers per shoe, a sixth of a large export's time), else from its sorted numbers."""
-    from roads.audit.bundle_check import coup_ranges
-
-    coup = pl.col("coup").cast(pl.Int64)
-    spans = coups.group_by(*SHOE_KEY).agg(lo=coup.min(), hi=coup.max(), n=pl.len(),
-                                          unique=coup.n_unique())
-    whole = spans.filter(pl.col("hi") - pl.col("lo") + 1 == pl.col("n"),
-                         pl.col("n") == pl.col("unique"))
-    out = {(t, s): str(lo) if lo == hi else f"{lo}-{hi}"
-           for t, s, lo, hi in whole.select(*SHOE_KEY, "lo", "hi").iter_rows()}
-    if whole.height < spans.height:
-        rest = coups.join(whole.select(*SHOE_KEY), on=list(SHOE_KEY), how="anti")
-        out.update({(t, s): coup_ranges(numbers) for t, s, numbers in rest.group_by(
-            *SHOE_KEY).agg(pl.col("coup").sort()).iter_rows()})
-    return out
 
 
 def export_bundle(store: Store, what: Slice, out: Path, exported_by: str,

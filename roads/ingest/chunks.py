@@ -33,6 +33,7 @@ from roads.files import sha256
 from roads.ingest.fastcsv import Attempt, Body, layout_of, parse_body, why_not
 from roads.ingest.readers import ReadOptions, staged_batches
 from roads.ingest.validate import Hands, Parsed, parse_staged
+from roads.schema import one_run_each
 from roads.store import SPILL, TEMPORARY_PREFIX
 
 #: Bytes of input read, parsed and spilled at a time (about 0.45 million coups of a
@@ -121,8 +122,7 @@ def bucket_starts(frame: pl.DataFrame, pieces: list[int]) -> np.ndarray | None:
             ids[firsts].select(shoe).to_series())
         starts[firsts] = ~same.to_numpy()
     starts[0] = True
-    heads = ids.filter(pl.Series(starts))
-    return starts if heads.n_unique() == heads.height else None
+    return one_run_each(frame, starts)
 
 
 class Spill:
@@ -163,25 +163,24 @@ class Spill:
         key, which only puts them in one bucket. ``starts``: the rows' shoe runs, when the
         front end found each shoe to be one run; the key is then found once per run, not
         once per row (a fifth of the time)."""
-        if starts is None or not frame.height:
-            shoe = frame.select(pl.struct("table_id", "shoe_id").hash().alias("~shoe"),
-                                pl.col("~dealt_at").dt.epoch("d").alias("~day"))
-            seen = shoe.group_by("~shoe").agg(pl.col("~day").min().fill_null(_UNDATED))
-            runs = None
-        else:
+        shoe = pl.struct("table_id", "shoe_id").hash().alias("~shoe")
+        runs = None
+        if starts is None or not frame.height:  # looked up: every row
+            asked = frame.select(shoe, pl.col("~dealt_at").dt.epoch("d").alias("~day"))
+            seen = asked.group_by("~shoe").agg(pl.col("~day").min().fill_null(_UNDATED))
+        else:  # looked up: each run's first row, with the run's earliest day
             heads = np.flatnonzero(starts)
             runs = np.diff(np.r_[heads, frame.height])
             days = frame["~dealt_at"].dt.epoch("d").fill_null(_UNDATED).to_numpy()
-            seen = frame[heads].select(pl.struct("table_id", "shoe_id").hash().alias("~shoe"))
-            seen = seen.with_columns(pl.Series("~day", np.minimum.reduceat(days, heads)))
-            shoe = seen
+            asked = seen = frame[heads].select(shoe).with_columns(
+                pl.Series("~day", np.minimum.reduceat(days, heads)))
         new = seen.join(self.shoes, on="~shoe", how="anti")
         if new.height:
             now = {day: day * _GENERATIONS + self.generation.get(day, 0)
                    for day in new["~day"].unique().to_list()}
             self.shoes = pl.concat([self.shoes, new.select("~shoe", pl.col("~day").replace_strict(
                 now, return_dtype=pl.Int64).alias("~key"))])
-        keys = shoe["~shoe"].replace_strict(self.shoes["~shoe"], self.shoes["~key"],
+        keys = asked["~shoe"].replace_strict(self.shoes["~shoe"], self.shoes["~key"],
                                             return_dtype=pl.Int64).alias("~key")
         return keys if runs is None else pl.Series("~key", np.repeat(keys.to_numpy(), runs))
 

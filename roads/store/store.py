@@ -179,24 +179,23 @@ def write_part(root: Path, part: Part, source: str, durable: bool = True,
     ``hidden``: left under its hidden temporary name, for the commit to publish."""
     meta = provenance(table=part.table, source=source, **part.metadata)
     frame = part.frame if isinstance(part.frame, pa.Table) else conform(part.frame, part.table)
-    shoes, index = pl.DataFrame(schema=KEYS), None
     content = part.content if content is None else content
-    if content is not None:
-        digest, shoes, index = content.digest, content.shoes, content.index
-    elif isinstance(frame, pa.Table):
-        raise ValueError("an Arrow part's content is made by its caller (sealed_content)")
-    elif part.table == "coups":
-        per_shoe = shoe_digests(frame)
-        digest = combine(per_shoe)
-        shoes = _compact(per_shoe.select(*SHOE_KEY))
-    else:
-        digest = shoes_digest(frame)
-        index = _compact(shoe_index_frame(frame))
+    if content is None:
+        if isinstance(frame, pa.Table):
+            raise ValueError("an Arrow part's content is made by its caller (sealed_content)")
+        content = _coups_content(shoe_digests(frame)) if part.table == "coups" else Content(
+            shoes_digest(frame), pl.DataFrame(schema=KEYS), _compact(shoe_index_frame(frame)))
+    digest, shoes, index = content.digest, content.shoes, content.index
     sha, size, at = _write(root / part.path, frame, meta, durable, publish=not hidden)
     faults.point("store:part-written")
     return Written(FileEntry(part.path, part.table, sha, size, len(frame), digest, part.day,
                              source), shoes, index, durable,
                    at.relative_to(root).as_posix() if hidden else None)
+
+
+def _coups_content(per_shoe: pl.DataFrame) -> Content:
+    """A coups part's :class:`Content` from its shoes' digests (``shoe_digests`` rows)."""
+    return Content(combine(per_shoe), _compact(per_shoe.select(*SHOE_KEY)))
 
 
 def _compact(frame: pl.DataFrame) -> pl.DataFrame:
@@ -558,7 +557,6 @@ class Store:
         writers)."""
         coups = conform(coups, "coups")
         row_days, shoe_days = _shoe_days(coups, starts)
-        contents: dict[str, dict[Any, Content]] = {"coups": _contents_by_day(coups, shoe_days)}
         meta = {k: str(v) for k, v in metadata.items() if v is not None}
         out = []
         for table, frame in (("coups", coups),
@@ -567,16 +565,17 @@ class Store:
                 continue
             if table == "coups":
                 dated = frame.with_columns(row_days)
+                contents = _contents_by_day(frame, shoe_days)
             else:
                 dated = frame.join(shoe_days, on=list(SHOE_KEY), how="left",
                                    maintain_order="left").with_columns(
                     pl.coalesce("day", pl.col("started_at").dt.date()).alias("day"))
-                contents["shoes"] = _shoe_contents_by_day(frame, dated["day"])
+                contents = _shoe_contents_by_day(frame, dated["day"])
             for (d,), rows in dated.partition_by("day", maintain_order=True, include_key=False,
                                                  as_dict=True).items():
                 label = d.isoformat() if isinstance(d, date) else UNDATED
                 out.append(Part(table, label, part_name(kind, *ids, label), rows, meta,
-                                contents[table][d]))
+                                contents[d]))
         return out
 
     # -- sealing live shoes -----------------------------------------------------------------
@@ -911,11 +910,9 @@ def _write(path: Path, frame: pl.DataFrame | pa.Table, meta: dict[str, str],
 def _contents_by_day(coups: pl.DataFrame, shoe_days: pl.DataFrame) -> dict[Any, Content]:
     """The :class:`Content` of each day's coups part (by the day :func:`_shoe_days` gives
     each shoe), from one digest pass over all of ``coups``."""
-    if coups.is_empty():
-        return {}
     per_shoe = shoe_digests(coups).join(shoe_days, on=list(SHOE_KEY), how="left",
                                         maintain_order="left", nulls_equal=True)
-    return {d: Content(combine(shoes), _compact(shoes.select(*SHOE_KEY)))
+    return {d: _coups_content(shoes)
             for (d,), shoes in per_shoe.partition_by("day", maintain_order=True,
                                                      include_key=False, as_dict=True).items()}
 

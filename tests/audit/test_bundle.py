@@ -15,14 +15,13 @@ from hypothesis import strategies as st
 from roads.audit.bundle import (
     BundleError,
     Slice,
-    coup_ranges_by_shoe,
     data_digest,
     export_bundle,
     generate_keys,
     sha256,
     verify,
 )
-from roads.audit.bundle_check import coup_numbers, coup_ranges
+from roads.audit.bundle_check import coup_numbers, coup_ranges, coup_ranges_by_shoe
 from roads.errors import InputError
 from roads.ingest.entry import CoupEntry
 from roads.ingest.readers import ReadOptions
