@@ -270,7 +270,7 @@ def part_columns(path: Path, rows: int | None = None) -> Iterator[ShoeColumns]:
             if held >= (rows or PIECE_ROWS) or i == len(sizes) - 1:
                 spans.append(range(first, i + 1))
                 first, held = i + 1, 0
-        seen: list[pl.DataFrame] = []
+        seen: set[tuple[str, str]] = set()
         piece = _new_piece(sum(sizes[i] for i in spans[0]) if spans else 0, True)
         for k, span in enumerate(spans):
             if k:
@@ -286,7 +286,10 @@ def part_columns(path: Path, rows: int | None = None) -> Iterator[ShoeColumns]:
                 end = piece.rows if last or shoes == piece.shoes else \
                     int(np.concatenate(piece.starts)[shoes])
                 cols = _columns(piece, shoes, end)
-                seen.append(cols.keys)
+                keys = set(cols.keys.iter_rows())
+                if len(keys) < cols.keys.height or not keys.isdisjoint(seen):
+                    # before the piece is handed on: a reader checks each piece as it comes
+                    # (a shoe twice in one piece failed the integrity checks' shapes)
+                    raise NotInRuns("a shoe in more than one run of rows")
+                seen |= keys
                 yield cols
-        if seen and pl.concat(seen).is_duplicated().any():
-            raise NotInRuns("a shoe in more than one run of rows")

@@ -130,13 +130,18 @@ def test_the_arrow_columns_equal_the_frame_s(tmp_path: Path, rows: int, group: i
 
 
 def test_a_file_not_in_runs_is_noticed_and_read_another_way(tmp_path: Path) -> None:
-    """Shoes spread over the file, or coups out of order in a shoe: the arrays say so, and
-    the store's statistics read the file through a frame, with the same report."""
+    """Shoes spread over the file, coups out of order in a shoe, or a shoe's last coups at
+    the end of the file (each run in rising order, the shoe in two runs of one piece): the
+    arrays say so before a piece is handed on, and the store's statistics and integrity
+    checks read the file through a frame, with the same report."""
     store, path = _store(tmp_path)
     frame = pl.read_parquet(path)
     expected = statistics(store)
+    tail = frame.filter(_nth_shoe(frame, 0)).tail(5)
     for bad in (frame.sample(fraction=1.0, shuffle=True, seed=3),
-                frame.sort("table_id", "shoe_id", pl.col("coup") % 7)):
+                frame.sort("table_id", "shoe_id", pl.col("coup") % 7),
+                pl.concat([frame.join(tail, on=["table_id", "shoe_id", "coup"], how="anti"),
+                           tail])):
         _rewrite(path, bad)
         with pytest.raises(NotInRuns):
             list(part_columns(path, 500))
