@@ -30,6 +30,7 @@ import hashlib
 import json
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -44,7 +45,7 @@ from roads.audit.stream import write_chunks
 from roads.errors import InputError
 from roads.files import commit, publish, sha256, temporary_name
 from roads.schema import CONTENT, COUPS, SCHEMA_VERSION, SHOE_KEY, conform
-from roads.store import MARK, SYSTEM, Event, Selection, Store
+from roads.store import MARK, SYSTEM, Event, Selection, Store, StoreReadError
 from roads.store.checkpoint import line_of
 from roads.store.journal import FILE_KINDS, canonical
 
@@ -340,6 +341,7 @@ def _file_shoes(store: Store, keys: set[tuple[str, str]], stored: list[dict[str,
 
     rows = []
     for entry in stored:
+        _unaltered(store.root, entry)
         coups = store.read.file_coups(entry["path"])
         digests = shoe_digests(coups).sort(*SHOE_KEY)
         ranges = coup_ranges_by_shoe(coups)
@@ -349,6 +351,39 @@ def _file_shoes(store: Store, keys: set[tuple[str, str]], stored: list[dict[str,
                          "shoe_id": s if mine else None, "digest": d if mine else None,
                          "leaf": leaf(t, s, d), "coups": ranges[(t, s)] if mine else None})
     return pl.DataFrame(rows, schema=FILE_SHOES)
+
+
+@contextmanager
+def _bundle_directory(out: Path) -> Iterator[None]:
+    """Make ``out`` for the bundle; if a stored file turns out altered or unreadable on the
+    way, remove what was written (no partial bundle is left to be mistaken for one)."""
+    made = not out.exists()
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        yield
+    except StoreReadError:
+        for written in out.iterdir():
+            if written.is_file():
+                written.unlink()
+        if made:
+            out.rmdir()
+        raise
+
+
+def _unaltered(root: Path, entry: dict[str, Any]) -> None:
+    """Refuse a stored file that is not the one its journal event recorded (another size
+    or SHA-256): the bundle would carry its coups under the store's signature. ``roads
+    verify`` fails such a bundle, but an export must not make one."""
+    path = root / entry["path"]
+    size = path.stat().st_size if path.is_file() else None
+    if size != entry["bytes"]:
+        found = "is missing" if size is None else f"holds {size:,} bytes"
+        raise StoreReadError(f"{entry['path']}: {found}; the journal says {entry['bytes']:,}: "
+                             "nothing is exported (`roads store verify` names every problem)")
+    if sha256(path) != entry["sha256"]:
+        raise StoreReadError(f"{entry['path']}: its SHA-256 is not the one the journal "
+                             "recorded: nothing is exported (`roads store verify` names "
+                             "every problem)")
 
 
 def export_bundle(store: Store, what: Slice, out: Path, exported_by: str,
@@ -384,96 +419,96 @@ def export_bundle(store: Store, what: Slice, out: Path, exported_by: str,
         raise InputError(f"a PDF of {count:,} coups would run to ~{count // 36:,} pages; "
                          f"export at most {PDF_MAX_COUPS:,} coups with a PDF, or leave pdf "
                          "out of --format")
-    out.mkdir(parents=True, exist_ok=True)
-    files: dict[str, dict[str, Any]] = {}
+    with _bundle_directory(out):
+        files: dict[str, dict[str, Any]] = {}
 
-    def add(name: str, rows: int) -> None:
-        files[name] = {"rows": rows, "sha256": sha256(out / name),
-                       "bytes": (out / name).stat().st_size}
+        def add(name: str, rows: int) -> None:
+            files[name] = {"rows": rows, "sha256": sha256(out / name),
+                           "bytes": (out / name).stat().st_size}
 
-    stored = store.read.files_holding(keys)
-    bar = tqdm(total=count, unit="coup", unit_scale=True, disable=not progress, desc="export")
-    # The stored files' shoe digests are made beside the streamed coups (a fifth of a large
-    # export's work, on the core the CSV and Parquet writers leave idle).
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="file-shoes") as side:
-        file_shoes = side.submit(_file_shoes, store, keys,
-                                 [f for f in stored if f["table"] == "coups"])
-        rows, touched = write_chunks(out / "coups.csv", out / "coups.parquet",
-                                     store.read.chunks(sel, marked=True), csv_ready, bar.update)
-        bar.close()
-    if not rows:  # the slice's shoes hold no coup yet (just opened): empty tables, headed
-        empty = pl.DataFrame(schema={**COUPS, MARK: pl.String})
-        publish(out / "coups.parquet", empty.write_parquet)
-        publish(out / "coups.csv", csv_ready(empty).write_csv)
-    add("coups.parquet", rows)
-    add("coups.csv", rows)
-    missing = touched - keys
-    if missing:  # a coup without a shoe row (cannot happen through ingest; kept honest)
-        extra = pl.DataFrame(sorted(missing), schema=dict.fromkeys(SHOE_KEY, pl.String),
-                             orient="row")
-        shoes = pl.concat([shoes, conform(extra, "shoes").with_columns(
-            pl.lit(False).alias("open"))])
-    journal = _journal_slice(store, out, keys, {t for t, _ in keys},
-                             {f["path"] for f in stored}, point.seq, logins)
-    for name in ("journal.jsonl", "journal.parquet", "journal.csv"):
-        add(name, journal.events)
-    tables = {
-        "shoes": shoes.sort(*SHOE_KEY),
-        "corrections": _corrections(store, [e for e in journal.full
-                                            if e.kind in ("coup_voided", "coup_amended")]),
-        "file_shoes": file_shoes.result(),
-    }
-    for name, frame in tables.items():
-        publish(out / f"{name}.parquet", frame.write_parquet)
-        add(f"{name}.parquet", frame.height)
-        publish(out / f"{name}.csv", csv_ready(frame).write_csv)
-        add(f"{name}.csv", frame.height)
-    checkpoints = store.read.checkpoints()
-    publish(out / CHECKPOINTS, lambda p: p.write_text(
-        "".join(map(line_of, checkpoints)), encoding="utf-8"))
-    add(CHECKPOINTS, len(checkpoints))
-    publish(out / STORE_KEY, lambda p: p.write_bytes(store.read.public_key()))
-    add(STORE_KEY, 1)
-    digest = data_digest(files)
-    created = datetime.now(UTC).isoformat(timespec="seconds")
-    if "xlsx" in formats:
-        publish(out / "bundle.xlsx", lambda p: _xlsx(p, out, tables))
-        add("bundle.xlsx", rows + journal.events + sum(f.height for f in tables.values()))
-    if "pdf" in formats:
-        _pdf(out, tables, what, exported_by, created, casino, digest, page_format, files)
-    manifest = {
-        "format": "roads-export-2",
-        "software_version": __version__,
-        "schema_version": SCHEMA_VERSION,
-        "created_at": created,
-        "exported_by": exported_by,
-        "parameters": {**what.describe(), "formats": sorted({"csv", "parquet", *formats}),
-                       **({"page_format": page_format} if "pdf" in formats else {}),
-                       **({"logins": True} if logins else {})},
-        "data_digest": digest,
-        "cells": INERT_CELLS,
-        "files": files,
-        "store_key": hashlib.sha256(store.read.public_key()).hexdigest(),
-        "journal": {
-            "events": journal.events,
-            "first_seq": journal.first_seq,
-            "last_seq": journal.last_seq,
-            "first_prev_hash": journal.first_prev_hash,
-            "head": journal.head,
-            "checkpoint": {"seq": point.seq, "hash": point.hash},
-        },
-    }
-    body = json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False).encode()
-    publish(out / MANIFEST, lambda p: p.write_bytes(body))
-    if key_file is not None:
-        signature = _private_key(key_file).sign(body)
-        publish(out / SIGNATURE, lambda p: p.write_bytes(signature))
-    # The export itself goes on the audit trail: who took what out, and which data.
-    store.journal.append("data_exported", what.table_id or SYSTEM, what.shoe_id,
-                         {"parameters": manifest["parameters"], "data_digest": digest,
-                          "coups": rows, "signed": key_file is not None}, exported_by)
-    store.sign_head()
-    return manifest
+        stored = store.read.files_holding(keys)
+        bar = tqdm(total=count, unit="coup", unit_scale=True, disable=not progress, desc="export")
+        # The stored files' shoe digests are made beside the streamed coups (a fifth of a large
+        # export's work, on the core the CSV and Parquet writers leave idle).
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="file-shoes") as side:
+            file_shoes = side.submit(_file_shoes, store, keys,
+                                     [f for f in stored if f["table"] == "coups"])
+            rows, touched = write_chunks(out / "coups.csv", out / "coups.parquet",
+                                         store.read.chunks(sel, marked=True), csv_ready, bar.update)
+            bar.close()
+        if not rows:  # the slice's shoes hold no coup yet (just opened): empty tables, headed
+            empty = pl.DataFrame(schema={**COUPS, MARK: pl.String})
+            publish(out / "coups.parquet", empty.write_parquet)
+            publish(out / "coups.csv", csv_ready(empty).write_csv)
+        add("coups.parquet", rows)
+        add("coups.csv", rows)
+        missing = touched - keys
+        if missing:  # a coup without a shoe row (cannot happen through ingest; kept honest)
+            extra = pl.DataFrame(sorted(missing), schema=dict.fromkeys(SHOE_KEY, pl.String),
+                                 orient="row")
+            shoes = pl.concat([shoes, conform(extra, "shoes").with_columns(
+                pl.lit(False).alias("open"))])
+        journal = _journal_slice(store, out, keys, {t for t, _ in keys},
+                                 {f["path"] for f in stored}, point.seq, logins)
+        for name in ("journal.jsonl", "journal.parquet", "journal.csv"):
+            add(name, journal.events)
+        tables = {
+            "shoes": shoes.sort(*SHOE_KEY),
+            "corrections": _corrections(store, [e for e in journal.full
+                                                if e.kind in ("coup_voided", "coup_amended")]),
+            "file_shoes": file_shoes.result(),
+        }
+        for name, frame in tables.items():
+            publish(out / f"{name}.parquet", frame.write_parquet)
+            add(f"{name}.parquet", frame.height)
+            publish(out / f"{name}.csv", csv_ready(frame).write_csv)
+            add(f"{name}.csv", frame.height)
+        checkpoints = store.read.checkpoints()
+        publish(out / CHECKPOINTS, lambda p: p.write_text(
+            "".join(map(line_of, checkpoints)), encoding="utf-8"))
+        add(CHECKPOINTS, len(checkpoints))
+        publish(out / STORE_KEY, lambda p: p.write_bytes(store.read.public_key()))
+        add(STORE_KEY, 1)
+        digest = data_digest(files)
+        created = datetime.now(UTC).isoformat(timespec="seconds")
+        if "xlsx" in formats:
+            publish(out / "bundle.xlsx", lambda p: _xlsx(p, out, tables))
+            add("bundle.xlsx", rows + journal.events + sum(f.height for f in tables.values()))
+        if "pdf" in formats:
+            _pdf(out, tables, what, exported_by, created, casino, digest, page_format, files)
+        manifest = {
+            "format": "roads-export-2",
+            "software_version": __version__,
+            "schema_version": SCHEMA_VERSION,
+            "created_at": created,
+            "exported_by": exported_by,
+            "parameters": {**what.describe(), "formats": sorted({"csv", "parquet", *formats}),
+                           **({"page_format": page_format} if "pdf" in formats else {}),
+                           **({"logins": True} if logins else {})},
+            "data_digest": digest,
+            "cells": INERT_CELLS,
+            "files": files,
+            "store_key": hashlib.sha256(store.read.public_key()).hexdigest(),
+            "journal": {
+                "events": journal.events,
+                "first_seq": journal.first_seq,
+                "last_seq": journal.last_seq,
+                "first_prev_hash": journal.first_prev_hash,
+                "head": journal.head,
+                "checkpoint": {"seq": point.seq, "hash": point.hash},
+            },
+        }
+        body = json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False).encode()
+        publish(out / MANIFEST, lambda p: p.write_bytes(body))
+        if key_file is not None:
+            signature = _private_key(key_file).sign(body)
+            publish(out / SIGNATURE, lambda p: p.write_bytes(signature))
+        # The export itself goes on the audit trail: who took what out, and which data.
+        store.journal.append("data_exported", what.table_id or SYSTEM, what.shoe_id,
+                             {"parameters": manifest["parameters"], "data_digest": digest,
+                              "coups": rows, "signed": key_file is not None}, exported_by)
+        store.sign_head()
+        return manifest
 
 
 def _pdf(out: Path, tables: dict[str, pl.DataFrame], what: Slice, exported_by: str,

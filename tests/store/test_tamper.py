@@ -4,6 +4,7 @@ verify`."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import sqlite3
 from collections.abc import Callable
@@ -95,6 +96,44 @@ def test_a_rewritten_imported_file_is_named(store: Store, tmp_path: Path) -> Non
     _rewrite(path, _flip_outcome)
     assert _kinds(store).get("altered") == path.relative_to(store.root).as_posix()
     _bundle_fails(store, tmp_path, Slice("T9", "H1"))
+
+
+def _same_size_metadata_edit(path: Path) -> None:
+    """One character of the footer's provenance changed: the file keeps its size and its
+    coups (it decodes as before), but it is no longer the file the journal recorded."""
+    data = bytearray(path.read_bytes())
+    run = pq.read_metadata(path).metadata[b"roads.ingest_run"]
+    at = data.rindex(run) + len(run) - 1
+    data[at] = ord("0") if data[at] != ord("0") else ord("1")
+    path.write_bytes(bytes(data))
+    assert pq.read_metadata(path).metadata[b"roads.ingest_run"] != run  # (still decodes)
+
+
+@pytest.mark.parametrize("tamper", ["rewritten", "same size"])
+def test_an_export_refuses_an_altered_file_and_leaves_no_bundle(
+        store: Store, tmp_path: Path, tamper: str) -> None:
+    """The export checks each coups file it takes shoes from against the SHA-256 and size
+    its journal event recorded, so a store with an altered file never yields a signed
+    bundle (``roads verify`` would fail one, but the export must not sign it)."""
+    path = _file(store, "import")
+    rel = path.relative_to(store.root).as_posix()
+    generate_keys(tmp_path / "k.pem", tmp_path / "k.pub")
+    export_bundle(store, Slice("T9", "H1"), tmp_path / "before", "auditor", tmp_path / "k.pem")
+    verify(tmp_path / "before", tmp_path / "k.pub")  # (the pristine store exports)
+    if tamper == "rewritten":
+        _rewrite(path, _flip_outcome)
+    else:
+        _same_size_metadata_edit(path)
+    out = tmp_path / "bundle"
+    with pytest.raises(StoreReadError, match=re.escape(rel)):
+        export_bundle(store, Slice("T9", "H1"), out, "auditor", tmp_path / "k.pem")
+    assert not out.exists()
+    out.mkdir()  # an empty directory the caller made is kept, and left empty
+    with pytest.raises(StoreReadError, match="nothing is exported"):
+        export_bundle(store, Slice("T9", "H1"), out, "auditor", tmp_path / "k.pem")
+    assert out.is_dir() and not any(out.iterdir())
+    export_bundle(store, Slice("T1", "S1"), tmp_path / "other", "auditor", tmp_path / "k.pem")
+    verify(tmp_path / "other", tmp_path / "k.pub")  # other files' shoes still export
 
 
 def test_a_flipped_byte_is_named_and_other_shoes_stay_readable(store: Store) -> None:
