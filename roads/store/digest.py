@@ -10,7 +10,8 @@ rows in (table_id, shoe_id, coup) order; each shoe's digest is the SHA-256 of
 per coup, then the UTF-8 ``entered_by`` texts of its coups in order. Each shoe's *leaf* is
 the SHA-256 of the line ``table_id \\t shoe_id \\t shoe digest \\n``; a table's digest is the
 SHA-256 of its leaves (32 bytes each) in (table_id, shoe_id) order. Shoes: the SHA-256 of
-``b"roads-shoes-3\\0"`` and one line per shoe in (table_id, shoe_id) order: the columns in
+``b"roads-shoes-3\\0"`` and one line per shoe row in (table_id, shoe_id) order (rows of one
+shoe, which no writer makes, in the order they come): the columns in
 schema order, tab-separated, ending in a newline; text with backslash, tab and newline
 escaped as ``\\\\``, ``\\t``, ``\\n``; integers in decimal; times as integer microseconds
 since the epoch; card lists as codes joined by commas; null as ``\\N``.
@@ -302,8 +303,9 @@ def _field(name: str, dtype: pl.DataType) -> pl.Expr:
 
 
 def shoes_digest(shoes: pl.DataFrame) -> str:
-    """The content digest of canonical shoe rows: one text line per shoe, hashed once."""
-    frame = conform(shoes, "shoes").sort("table_id", "shoe_id")
+    """The content digest of canonical shoe rows: one text line per shoe, hashed once
+    (a stable sort: equal keys keep their order, as a part's writer digests them)."""
+    frame = conform(shoes, "shoes").sort("table_id", "shoe_id", maintain_order=True)
     return lines_digest(shoe_lines(frame))
 
 
