@@ -172,13 +172,15 @@ def test_shoe_rows_of_one_key_digest_in_the_order_they_come() -> None:
     not depend on how a sort breaks ties (polars' default sort reorders equal keys once
     there are about a thousand rows)."""
     rng = np.random.default_rng(7)
-    rows = [{"table_id": f"T{i % 7}", "shoe_id": f"S{int(rng.integers(0, 300))}",
-             "coups": i, "source": "import"} for i in range(3000)]
+    rows: list[dict[str, Any]] = [
+        {"table_id": f"T{i % 7}", "shoe_id": f"S{int(rng.integers(0, 300))}", "coups": i,
+         "source": "import"} for i in range(3000)]
     ordered = sorted(rows, key=lambda r: (r["table_id"].encode(), r["shoe_id"].encode()))
     frame = conform(pl.DataFrame(rows), "shoes")
     lines = "".join("\t".join(_shoe_field(r.get(c)) for c in SHOE_COLUMNS) + "\n"
                     for r in ordered)
-    assert shoes_digest(frame) == hashlib.sha256(b"roads-shoes-3\0" + lines.encode()).hexdigest()
+    expected = hashlib.sha256(b"roads-shoes-3\0" + lines.encode()).hexdigest()
+    assert shoes_digest(frame) == expected
 
 
 @settings(max_examples=50, deadline=None)
