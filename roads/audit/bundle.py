@@ -386,6 +386,12 @@ def _unaltered(root: Path, entry: dict[str, Any]) -> None:
                              "every problem)")
 
 
+def _all_unaltered(store: Store, keys: set[tuple[str, str]], table: str) -> None:
+    """:func:`_unaltered` for every ``table`` file holding one of the shoes."""
+    for entry in store.read.files_holding(keys, table):
+        _unaltered(store.root, entry)
+
+
 def export_bundle(store: Store, what: Slice, out: Path, exported_by: str,
                   key_file: Path | None = None, formats: tuple[str, ...] = (),
                   page_format: str = "A4", casino: str | None = None,
@@ -431,6 +437,7 @@ def export_bundle(store: Store, what: Slice, out: Path, exported_by: str,
         # The stored files' shoe digests are made beside the streamed coups (a fifth of a large
         # export's work, on the core the CSV and Parquet writers leave idle).
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="file-shoes") as side:
+            shoe_files = side.submit(_all_unaltered, store, keys, "shoes")
             file_shoes = side.submit(_file_shoes, store, keys,
                                      [f for f in stored if f["table"] == "coups"])
             rows, touched = write_chunks(out / "coups.csv", out / "coups.parquet",
@@ -452,6 +459,7 @@ def export_bundle(store: Store, what: Slice, out: Path, exported_by: str,
                                  {f["path"] for f in stored}, point.seq, logins)
         for name in ("journal.jsonl", "journal.parquet", "journal.csv"):
             add(name, journal.events)
+        shoe_files.result()  # (the shoe rows come from files their journal events recorded)
         tables = {
             "shoes": shoes.sort(*SHOE_KEY),
             "corrections": _corrections(store, [e for e in journal.full

@@ -583,11 +583,14 @@ class Reader:
         return {(r[0], r[1]) for r in self.store.journal.reader().execute(
             "SELECT DISTINCT table_id, shoe_id FROM events WHERE kind = 'shoe_opened'")}
 
-    def files_holding(self, keys: set[tuple[str, str]]) -> list[dict[str, Any]]:
-        """The catalogue entries of the coups files that hold any of these shoes."""
+    def files_holding(self, keys: set[tuple[str, str]], table: str = "coups"
+                      ) -> list[dict[str, Any]]:
+        """The catalogue entries of the ``table`` files (coups or shoes) that hold any of
+        these shoes."""
         db = self.store.journal.reader()
-        paths = set(catalog.files_of_shoes(db, None, None, keys))
-        return [f.to_json() for f in catalog.files(db, "coups") if f.path in paths]
+        paths = set(catalog.files_of_shoes(db, None, None, keys)) if table == "coups" else \
+            {p for _, _, p in catalog.holding(db, "shoe_index", keys)}
+        return [f.to_json() for f in catalog.files(db, table) if f.path in paths]
 
     def file_coups(self, path: str) -> pl.DataFrame:
         """Every coup of one catalogued file, as entered."""

@@ -50,10 +50,10 @@ def store(pristine: Path, tmp_path: Path) -> Store:
     return Store.open(copy)
 
 
-def _file(store: Store, source: str) -> Path:
+def _file(store: Store, source: str, table: str = "coups") -> Path:
     db = store.journal.connection()
     [path] = [str(r[0]) for r in db.execute(
-        "SELECT path FROM catalog WHERE tbl = 'coups' AND source = ?", (source,))]
+        "SELECT path FROM catalog WHERE tbl = ? AND source = ?", (table, source))]
     return store.root / path
 
 
@@ -109,19 +109,25 @@ def _same_size_metadata_edit(path: Path) -> None:
     assert pq.read_metadata(path).metadata[b"roads.ingest_run"] != run  # (still decodes)
 
 
-@pytest.mark.parametrize("tamper", ["rewritten", "same size"])
+def _more_coups(frame: pl.DataFrame) -> pl.DataFrame:
+    return frame.with_columns((pl.col("coups") + 1).cast(frame.schema["coups"]))
+
+
+@pytest.mark.parametrize(("table", "tamper"), [("coups", "rewritten"), ("coups", "same size"),
+                                               ("shoes", "rewritten")])
 def test_an_export_refuses_an_altered_file_and_leaves_no_bundle(
-        store: Store, tmp_path: Path, tamper: str) -> None:
-    """The export checks each coups file it takes shoes from against the SHA-256 and size
-    its journal event recorded, so a store with an altered file never yields a signed
-    bundle (``roads verify`` would fail one, but the export must not sign it)."""
-    path = _file(store, "import")
+        store: Store, tmp_path: Path, table: str, tamper: str) -> None:
+    """The export checks each coups and shoes file it takes shoes from against the SHA-256
+    and size its journal event recorded, so a store with an altered file never yields a
+    signed bundle. (A shoes file's altered shoe row passed ``roads verify`` in the bundle:
+    nothing there recomputes shoe rows.)"""
+    path = _file(store, "import", table)
     rel = path.relative_to(store.root).as_posix()
     generate_keys(tmp_path / "k.pem", tmp_path / "k.pub")
     export_bundle(store, Slice("T9", "H1"), tmp_path / "before", "auditor", tmp_path / "k.pem")
     verify(tmp_path / "before", tmp_path / "k.pub")  # (the pristine store exports)
     if tamper == "rewritten":
-        _rewrite(path, _flip_outcome)
+        _rewrite(path, _flip_outcome if table == "coups" else _more_coups)
     else:
         _same_size_metadata_edit(path)
     out = tmp_path / "bundle"
