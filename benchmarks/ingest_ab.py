@@ -1,13 +1,14 @@
 """Ingest speed side by side with another checkout (the pre-wave code, say), interleaved.
 
 Run: .venv/bin/python -m benchmarks.ingest_ab OTHER [--file CSV] [--rounds 8] [--runs 3]
-``OTHER``: another checkout of this project whose kernels are prepared in its own
-``.cache/roads`` (``ROADS_CACHE_DIR=OTHER/.cache/roads .venv/bin/roads prepare`` there). The
-file (default: a 2 M-coup card-level export, as ``benchmarks.ingest`` makes it) is ingested
-``--runs`` times in a fresh process of each checkout in turn, ``--rounds`` times, each
-process first warmed by a one-row ingest (kernels loaded). Printed: the median time of all
-runs, of the warm runs (each process's second and later) and of each process's first run,
-for both, and this checkout's time over the other's. Issues 14 and 15 ask for README's
+``OTHER``: another checkout of this project, run with this checkout's interpreter and
+packages, whose kernels are prepared in its own ``.cache/roads``
+(``ROADS_CACHE_DIR=OTHER/.cache/roads .venv/bin/roads prepare`` there). The file (default: a
+2 M-coup card-level export, as ``benchmarks.ingest`` makes it) is ingested ``--runs`` times
+in a fresh process of each checkout, the two taking turns to go first, ``--rounds`` times;
+each process is first warmed by a one-row ingest (kernels loaded). Printed: the median time
+of all runs, of the warm runs (each process's second and later) and of each process's first
+run, for both, and this checkout's time over the other's. Issues 14 and 15 ask for README's
 ingest figure within 10 % of the pre-wave code's; on a shared 2-core machine single runs
 spread ±15 %, hence interleaving and medians.
 """
@@ -57,9 +58,18 @@ def _process(tree: Path, source: Path, runs: int) -> list[float]:
     """The timed runs of one fresh process of ``tree``'s code."""
     env = {**os.environ, "PYTHONPATH": str(tree), "ROADS_CACHE_DIR": str(tree / ".cache/roads")}
     done = subprocess.run([sys.executable, "-c", RUNNER, str(source), str(runs)], cwd=tree,
-                          env=env, capture_output=True, text=True, check=True)
+                          env=env, capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"{tree}: the ingest process exited {done.returncode}:\n{done.stderr}")
     times: list[float] = json.loads(done.stdout.strip().splitlines()[-1])
     return times
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text}: at least 1")
+    return value
 
 
 def main() -> None:
@@ -67,8 +77,8 @@ def main() -> None:
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("other", type=Path, help="another checkout, kernels prepared")
     parser.add_argument("--file", type=Path, help="the CSV (default: a 2 M-coup export)")
-    parser.add_argument("--rounds", type=int, default=8)
-    parser.add_argument("--runs", type=int, default=3, help="timed ingests per process")
+    parser.add_argument("--rounds", type=_positive, default=8)
+    parser.add_argument("--runs", type=_positive, default=3, help="timed ingests per process")
     args = parser.parse_args()
     trees = {"this": HERE, "other": args.other.resolve()}
     work = Path(tempfile.mkdtemp(prefix="roads-ab-"))
@@ -78,8 +88,8 @@ def main() -> None:
             source = work / "export.csv"
             card_level_csv(2_000_000, source)
         seen: dict[str, list[list[float]]] = {name: [] for name in trees}
-        for round_ in range(args.rounds):
-            for name, tree in trees.items():
+        for round_ in range(args.rounds):  # (which goes first alternates)
+            for name, tree in list(trees.items())[::1 if round_ % 2 == 0 else -1]:
                 seen[name].append(_process(tree, source, args.runs))
                 print(f"round {round_ + 1} {name}: "
                       + " ".join(f"{t:.2f}" for t in seen[name][-1]), flush=True)

@@ -30,7 +30,7 @@ import hashlib
 import json
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -45,7 +45,7 @@ from roads.audit.stream import write_chunks
 from roads.errors import InputError
 from roads.files import commit, publish, sha256, temporary_name
 from roads.schema import CONTENT, COUPS, SCHEMA_VERSION, SHOE_KEY, conform
-from roads.store import MARK, SYSTEM, Event, Selection, Store, StoreReadError
+from roads.store import MARK, SYSTEM, Event, Selection, Store
 from roads.store.checkpoint import line_of
 from roads.store.journal import FILE_KINDS, canonical
 
@@ -341,7 +341,6 @@ def _file_shoes(store: Store, keys: set[tuple[str, str]], stored: list[dict[str,
 
     rows = []
     for entry in stored:
-        _unaltered(store.root, entry)
         coups = store.read.file_coups(entry["path"])
         digests = shoe_digests(coups).sort(*SHOE_KEY)
         ranges = coup_ranges_by_shoe(coups)
@@ -355,41 +354,22 @@ def _file_shoes(store: Store, keys: set[tuple[str, str]], stored: list[dict[str,
 
 @contextmanager
 def _bundle_directory(out: Path) -> Iterator[None]:
-    """Make ``out`` for the bundle; if a stored file turns out altered or unreadable on the
-    way, remove what was written (no partial bundle is left to be mistaken for one)."""
-    made = not out.exists()
+    """Make ``out`` (and any parent missing) for the bundle; if the export fails on the way
+    (an altered stored file, a bad signing key, a full disk), remove what it wrote and the
+    directories it made: no partial bundle is left to be mistaken for one (without its
+    signature, a half-written one could even verify)."""
+    made = [d for d in (out, *out.parents) if not d.exists()]
     out.mkdir(parents=True, exist_ok=True)
     try:
         yield
-    except StoreReadError:
+    except BaseException:
         for written in out.iterdir():
             if written.is_file():
                 written.unlink()
-        if made:
-            out.rmdir()
+        for directory in made:  # (deepest first)
+            with suppress(OSError):
+                directory.rmdir()
         raise
-
-
-def _unaltered(root: Path, entry: dict[str, Any]) -> None:
-    """Refuse a stored file that is not the one its journal event recorded (another size
-    or SHA-256): the bundle would carry its coups under the store's signature. ``roads
-    verify`` fails such a bundle, but an export must not make one."""
-    path = root / entry["path"]
-    size = path.stat().st_size if path.is_file() else None
-    if size != entry["bytes"]:
-        found = "is missing" if size is None else f"holds {size:,} bytes"
-        raise StoreReadError(f"{entry['path']}: {found}; the journal says {entry['bytes']:,}: "
-                             "nothing is exported (`roads store verify` names every problem)")
-    if sha256(path) != entry["sha256"]:
-        raise StoreReadError(f"{entry['path']}: its SHA-256 is not the one the journal "
-                             "recorded: nothing is exported (`roads store verify` names "
-                             "every problem)")
-
-
-def _all_unaltered(store: Store, keys: set[tuple[str, str]], table: str) -> None:
-    """:func:`_unaltered` for every ``table`` file holding one of the shoes."""
-    for entry in store.read.files_holding(keys, table):
-        _unaltered(store.root, entry)
 
 
 def export_bundle(store: Store, what: Slice, out: Path, exported_by: str,
@@ -410,6 +390,7 @@ def export_bundle(store: Store, what: Slice, out: Path, exported_by: str,
         raise InputError(f"page format must be A4 or Letter (got {page_format!r})")
     if out.exists() and any(out.iterdir()):
         raise InputError(f"{out}: the bundle directory must be new or empty")
+    private = _private_key(key_file) if key_file is not None else None  # (a bad key: now)
     point = store.sign_head()  # the head this bundle is cut at, signed
     if point is None:
         raise InputError(f"{store.root}: the store's checkpoints are missing, so its journal "
@@ -437,7 +418,8 @@ def export_bundle(store: Store, what: Slice, out: Path, exported_by: str,
         # The stored files' shoe digests are made beside the streamed coups (a fifth of a large
         # export's work, on the core the CSV and Parquet writers leave idle).
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="file-shoes") as side:
-            shoe_files = side.submit(_all_unaltered, store, keys, "shoes")
+            checked = side.submit(store.read.refuse_altered,
+                                  [f["path"] for f in stored if f["table"] == "coups"])
             file_shoes = side.submit(_file_shoes, store, keys,
                                      [f for f in stored if f["table"] == "coups"])
             rows, touched = write_chunks(out / "coups.csv", out / "coups.parquet",
@@ -459,7 +441,7 @@ def export_bundle(store: Store, what: Slice, out: Path, exported_by: str,
                                  {f["path"] for f in stored}, point.seq, logins)
         for name in ("journal.jsonl", "journal.parquet", "journal.csv"):
             add(name, journal.events)
-        shoe_files.result()  # (the shoe rows come from files their journal events recorded)
+        checked.result()  # (every row above came from files the journal recorded)
         tables = {
             "shoes": shoes.sort(*SHOE_KEY),
             "corrections": _corrections(store, [e for e in journal.full
@@ -508,8 +490,8 @@ def export_bundle(store: Store, what: Slice, out: Path, exported_by: str,
         }
         body = json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False).encode()
         publish(out / MANIFEST, lambda p: p.write_bytes(body))
-        if key_file is not None:
-            signature = _private_key(key_file).sign(body)
+        if private is not None:
+            signature = private.sign(body)
             publish(out / SIGNATURE, lambda p: p.write_bytes(signature))
         # The export itself goes on the audit trail: who took what out, and which data.
         store.journal.append("data_exported", what.table_id or SYSTEM, what.shoe_id,

@@ -29,11 +29,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from roads.errors import InputError
+from roads.files import sha256
 from roads.schema import COUP_KEY, COUPS, NO_CARD, SHOES, conform, repeats_a_shoe
 from roads.store import catalog
 from roads.store.catalog import FileEntry
 from roads.store.corrections import MARK, apply_corrections, corrections, touched_shoes
-from roads.store.journal import _SELECT, Event, _event
+from roads.store.journal import _SELECT, FILE_KINDS, Event, _event
 from roads.store.journaled import shoe_frames
 
 if TYPE_CHECKING:
@@ -583,14 +584,33 @@ class Reader:
         return {(r[0], r[1]) for r in self.store.journal.reader().execute(
             "SELECT DISTINCT table_id, shoe_id FROM events WHERE kind = 'shoe_opened'")}
 
-    def files_holding(self, keys: set[tuple[str, str]], table: str = "coups"
-                      ) -> list[dict[str, Any]]:
-        """The catalogue entries of the ``table`` files (coups or shoes) that hold any of
-        these shoes."""
+    def files_holding(self, keys: set[tuple[str, str]]) -> list[dict[str, Any]]:
+        """The catalogue entries of the coups files that hold any of these shoes."""
         db = self.store.journal.reader()
-        paths = set(catalog.files_of_shoes(db, None, None, keys)) if table == "coups" else \
-            {p for _, _, p in catalog.holding(db, "shoe_index", keys)}
-        return [f.to_json() for f in catalog.files(db, table) if f.path in paths]
+        paths = set(catalog.files_of_shoes(db, None, None, keys))
+        return [f.to_json() for f in catalog.files(db, "coups") if f.path in paths]
+
+    def refuse_altered(self, coups: list[str]) -> None:
+        """Raise :class:`StoreReadError` naming the first of these coups files, or of every
+        shoes file (shoe rows are read from all of them), that is not the file the
+        journal's file events recorded: another size or SHA-256, or none recorded. What an
+        export signs must come from the journaled files; compared with the journal's
+        events, not the catalogue (a table anyone with the database can edit)."""
+        journaled = catalog.replay(self.store.journal.of_kinds(FILE_KINDS))
+        shoes = [f.path for f in catalog.files(self.store.journal.reader(), "shoes")]
+        nothing = "nothing is exported (`roads store verify` names every problem)"
+        for rel in (*coups, *shoes):
+            path, recorded = self.root / rel, journaled.get(rel)
+            if recorded is None:
+                raise StoreReadError(f"{rel}: no journal event records this file: {nothing}")
+            size = path.stat().st_size if path.is_file() else None
+            if size != recorded.bytes:
+                found = "is missing" if size is None else f"holds {size:,} bytes"
+                raise StoreReadError(f"{rel}: {found}; the journal says {recorded.bytes:,}: "
+                                     f"{nothing}")
+            if sha256(path) != recorded.sha256:
+                raise StoreReadError(f"{rel}: its SHA-256 is not the one the journal "
+                                     f"recorded: {nothing}")
 
     def file_coups(self, path: str) -> pl.DataFrame:
         """Every coup of one catalogued file, as entered."""

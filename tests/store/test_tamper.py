@@ -15,6 +15,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from roads.audit.bundle import BundleError, Slice, export_bundle, generate_keys, verify
+from roads.errors import InputError
+from roads.files import sha256
 from roads.ingest.readers import ReadOptions
 from roads.ingest.run import ingest
 from roads.rules import get_rules
@@ -117,10 +119,10 @@ def _more_coups(frame: pl.DataFrame) -> pl.DataFrame:
                                                ("shoes", "rewritten")])
 def test_an_export_refuses_an_altered_file_and_leaves_no_bundle(
         store: Store, tmp_path: Path, table: str, tamper: str) -> None:
-    """The export checks each coups and shoes file it takes shoes from against the SHA-256
-    and size its journal event recorded, so a store with an altered file never yields a
-    signed bundle. (A shoes file's altered shoe row passed ``roads verify`` in the bundle:
-    nothing there recomputes shoe rows.)"""
+    """The export checks each coups file it takes shoes from, and every shoes file, against
+    the SHA-256 and size its journal event recorded, so a store with an altered file never
+    yields a signed bundle. (A shoes file's altered shoe row passed ``roads verify`` in the
+    bundle: nothing there recomputes shoe rows.)"""
     path = _file(store, "import", table)
     rel = path.relative_to(store.root).as_posix()
     generate_keys(tmp_path / "k.pem", tmp_path / "k.pub")
@@ -138,8 +140,54 @@ def test_an_export_refuses_an_altered_file_and_leaves_no_bundle(
     with pytest.raises(StoreReadError, match="nothing is exported"):
         export_bundle(store, Slice("T9", "H1"), out, "auditor", tmp_path / "k.pem")
     assert out.is_dir() and not any(out.iterdir())
-    export_bundle(store, Slice("T1", "S1"), tmp_path / "other", "auditor", tmp_path / "k.pem")
-    verify(tmp_path / "other", tmp_path / "k.pub")  # other files' shoes still export
+    other = tmp_path / "other" / "nested"  # (parents it makes go too, on a refusal)
+    if table == "coups":  # another coups file's shoes still export
+        export_bundle(store, Slice("T1", "S1"), other, "auditor", tmp_path / "k.pem")
+        verify(other, tmp_path / "k.pub")
+    else:  # every export reads shoe rows from every shoes file: each refuses
+        with pytest.raises(StoreReadError, match=re.escape(rel)):
+            export_bundle(store, Slice("T1", "S1"), other, "auditor", tmp_path / "k.pem")
+        assert not (tmp_path / "other").exists()
+
+
+def test_a_shoe_row_planted_in_another_shoes_file_is_refused(store: Store,
+                                                             tmp_path: Path) -> None:
+    """A row for an exported shoe added to a shoes file that does not hold it (the reader
+    takes shoe rows from every shoes file) is refused too, not carried into the bundle."""
+    sealed, imported = _file(store, "live", "shoes"), _file(store, "import", "shoes")
+    meta = pq.read_metadata(imported).metadata
+    row = pl.read_parquet(sealed).filter(pl.col("shoe_id") == "S1")
+    planted = pl.concat([pl.read_parquet(imported), _more_coups(row)])
+    pq.write_table(planted.to_arrow().replace_schema_metadata(meta), imported)
+    with pytest.raises(StoreReadError, match=re.escape(imported.relative_to(
+            store.root).as_posix())):
+        export_bundle(store, Slice("T1", "S1"), tmp_path / "bundle", "auditor")
+    assert not (tmp_path / "bundle").exists()
+
+
+def test_a_catalogue_patched_to_match_an_altered_file_is_no_cover(store: Store,
+                                                                 tmp_path: Path) -> None:
+    """The export compares files with the journal's file events, not the catalogue: an
+    attacker who rewrites a file and patches its catalogue row to the new size and SHA-256
+    is still refused."""
+    path = _file(store, "import")
+    _rewrite(path, _flip_outcome)
+    rel = path.relative_to(store.root).as_posix()
+    with sqlite3.connect(store.root / "journal.sqlite") as db:
+        db.execute("UPDATE catalog SET sha256 = ?, bytes = ? WHERE path = ?",
+                   (sha256(path), path.stat().st_size, rel))
+    with pytest.raises(StoreReadError, match=re.escape(f"{rel}: holds")):
+        export_bundle(store, Slice("T9", "H1"), tmp_path / "bundle", "auditor")
+
+
+def test_a_bad_signing_key_leaves_no_bundle(store: Store, tmp_path: Path) -> None:
+    """A signing key that cannot be read fails the export before it writes anything (a
+    bundle without its signature could be mistaken for an unsigned one)."""
+    bad = tmp_path / "bad.pem"
+    bad.write_text("not a key\n")
+    with pytest.raises((InputError, ValueError)):
+        export_bundle(store, Slice("T9", "H1"), tmp_path / "bundle", "auditor", bad)
+    assert not (tmp_path / "bundle").exists()
 
 
 def test_a_flipped_byte_is_named_and_other_shoes_stay_readable(store: Store) -> None:
