@@ -152,6 +152,7 @@ class Spill:
         self.shoes = pl.DataFrame(schema={"~shoe": pl.UInt64, "~key": pl.Int64})
         self.batches: dict[int, list[tuple[int, int, int]]] = {}  # key -> chunk, first, n
         self.sizes: dict[int, int] = {}  # key -> bytes spilled
+        self.written: dict[int, int] = {}  # chunk -> bytes of its file, as written
         self.generation: dict[int, int] = {}  # day -> the key its new shoes take
 
     def _file(self, chunk: int) -> Path:
@@ -213,6 +214,7 @@ class Spill:
                 self.sizes[key] = self.sizes.get(key, 0) + sum(b.nbytes for b in piece)
                 at += length
                 batch += len(piece)
+        self.written[chunk] = self._file(chunk).stat().st_size
         self.chunks += 1
         self._grown()
         point("ingest:spilled")
@@ -236,7 +238,7 @@ class Spill:
             # Mapped, not copied (4x faster), and for this bucket only: the pages a mapping
             # has touched count as the process's memory until it goes, so mappings kept
             # for the whole file grew with it (+300 MB at 4 M coups).
-            readers = {c: pa.ipc.open_file(pa.memory_map(str(self._file(c))))
+            readers = {c: pa.ipc.open_file(self._mapped(c))
                        for c in sorted({c for key in group for c, _, _ in self.batches[key]})}
             pieces = [[readers[chunk].get_batch(i) for i in range(first, first + n)]
                       for key in group for chunk, first, n in self.batches[key]]
@@ -246,6 +248,24 @@ class Spill:
             rows = [sum(b.num_rows for b in p) for p in pieces]
             del pieces
             yield from_frame(frame, self.path, bucket_starts(frame, rows))
+
+    def _mapped(self, chunk: int) -> pa.MemoryMappedFile:
+        """A chunk's file, mapped, if it is still the size it was written: a mapped file
+        cut short would kill the process with SIGBUS when its missing pages are read (no
+        message, nothing to clean up). A change that keeps the size is not noticed here:
+        hashing every spilled byte twice would cost a tenth of the run."""
+        path = self._file(chunk)
+        try:
+            mapped = pa.memory_map(str(path))
+        except OSError:
+            mapped = None
+        if mapped is None or mapped.size() != self.written[chunk]:
+            found = "is gone" if mapped is None else f"holds {mapped.size():,} bytes"
+            raise InputError(
+                f"{path}: this run's spill file {found}; the run wrote "
+                f"{self.written[chunk]:,} bytes (something else changed it while the run "
+                f"ran): nothing of this run was stored; run the ingest again")
+        return mapped
 
     def remove(self) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)

@@ -330,6 +330,64 @@ def test_a_kill_inside_a_chunk_stage_leaves_nothing_visible_and_a_rerun_complete
     assert not any((root / SPILL).rglob("*.arrow"))
 
 
+ALTER_SPILL = """
+import os, sys
+from pathlib import Path
+from roads.errors import InputError
+from roads.ingest import chunks, run
+from roads.ingest.readers import ReadOptions
+from roads.rules import get_rules
+from roads.store import SPILL, Store
+root, how = Path(sys.argv[1]), sys.argv[2]
+chunks.CHUNK_BYTES = 2048
+def altered(name):  # once the file is spilled, before its buckets are read back
+    if name == "ingest:parsed":
+        first = sorted((root / SPILL).rglob("*.arrow"))[0]
+        if how == "cut":
+            os.truncate(first, first.stat().st_size // 2)
+        elif how == "grown":
+            with open(first, "ab") as fh:
+                fh.write(b"x" * 4096)
+        else:
+            first.unlink()
+run.point = altered
+try:
+    run.ingest([Path(sys.argv[3])], Store.create(root), ReadOptions(), get_rules("standard-8"))
+except InputError as exc:
+    print(exc)
+    sys.exit(3)
+"""
+
+
+@pytest.mark.parametrize(("how", "found"), [("cut", "holds"), ("grown", "holds"),
+                                            ("gone", "is gone")])
+def test_a_spill_file_changed_in_size_mid_run_is_refused_not_a_crash(
+        tmp_path: Path, dealt: pl.DataFrame, how: str, found: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A spill file cut short while the run goes on used to kill the process with SIGBUS
+    when its mapped pages were read: now the run stops with one line naming the file,
+    commits nothing, and the next run stores every coup (in a child process, so that a
+    regression kills the child, not the test run)."""
+    source = _write(dealt.sort("dealt_at"), tmp_path / "export.csv", "plain")
+    root = tmp_path / "store"
+    done = subprocess.run([sys.executable, "-c", ALTER_SPILL, str(root), how, str(source)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 3, (done.returncode, done.stderr)
+    line = done.stdout.strip()
+    assert f"{SPILL}/" in line and ".arrow: this run's spill file " + found in line, line
+    assert "nothing of this run was stored" in line
+    store = Store.open(root)
+    assert store.read.coups().is_empty()
+    assert store.journal.of_kinds(("import_committed",)) == []
+    assert not (root / SPILL).exists()  # the run removed its spill as it stopped
+    monkeypatch.setattr(chunks, "CHUNK_BYTES", 2048)
+    result = ingest([source], store, ReadOptions(), get_rules("standard-8"))
+    assert result.report["files"][0]["accepted"] == dealt.height
+    stored = store.read.coups()
+    assert stored.height == stored.unique(["table_id", "shoe_id", "coup"]).height == dealt.height
+    assert verify(store, deep=True).ok
+
+
 def test_an_unusable_large_file_is_refused_and_leaves_no_spill(
         tmp_path: Path, dealt: pl.DataFrame, monkeypatch: pytest.MonkeyPatch) -> None:
     source = _write(dealt, tmp_path / "export.csv", "plain")
