@@ -2,7 +2,8 @@
 
 Exit codes: 0 success; 1 the work ran but found a problem; 2 bad input or usage (an unknown
 rule set, a malformed card, an impossible composition) — always a one-line message, never a
-traceback; 141, without a message, when the reader of standard output went away.
+traceback; 75 busy (a journal, store or accounts lock stayed taken past its wait: nothing was
+done, try again); 141, without a message, when the reader of standard output went away.
 
 Light commands (``odds``, ``rules``) import only what they need; nothing heavy is imported at
 module level, so ``roads --help`` and ``roads odds`` never load numba, polars or pyarrow.
@@ -32,6 +33,9 @@ from roads.rules import PRESETS, RulesError, RuleSet, get_rules, ratio
 
 F = TypeVar("F", bound=Callable[..., Any])
 EXIT_INPUT = 2
+#: A journal, store or accounts lock stayed taken past its wait: nothing was done, try again
+#: later (sysexits' EX_TEMPFAIL, so a script can tell it from 1, "the work found a problem").
+EXIT_BUSY = 75
 DEFAULT_STORE = Path("data/store")
 
 
@@ -45,8 +49,8 @@ def _fail(message: str) -> None:
 
 def input_errors(func: F) -> F:
     """Turn the library's input errors (and a signing key that is not the store's) into one
-    line on stderr and exit code 2 (a journal whose writers' queue stayed taken: one line
-    and exit 1)."""
+    line on stderr and exit code 2 (a journal, store or accounts lock that stayed taken: one
+    line and :data:`EXIT_BUSY`)."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -54,9 +58,9 @@ def input_errors(func: F) -> F:
             return func(*args, **kwargs)
         except (InputError, SigningKeyMismatch) as exc:  # (a key not the store's: refused)
             _fail(str(exc))
-        except JournalBusy as exc:  # not the input's fault: exit 1, as a failed check does
+        except JournalBusy as exc:  # not the input's fault, and not a finding: try again
             click.echo(f"roads: error: {exc}", err=True)
-            sys.exit(1)
+            sys.exit(EXIT_BUSY)
         except BrokenPipeError:
             raise  # the reader went away (``roads odds | head -1``): see run()
         except OSError as exc:
@@ -106,7 +110,9 @@ class _Commands(click.Group):
             raise ClosedOutput from None
 
 
-@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]},
+             epilog="Exit codes: 0 success, 1 the work found a problem, 2 bad input, 75 busy "
+                    "(nothing was done: try again), 141 the output's reader went away.")
 @click.version_option(__version__, prog_name="roads")
 def main() -> None:
     """Baccarat Roads: shoe engine, exact odds, roads and statistics."""

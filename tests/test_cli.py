@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from roads.cli import main
+from roads.cli import EXIT_BUSY, main
 from roads.store import journal_queue
 from tests.hung_writer import hung_writer
 
@@ -298,11 +298,12 @@ def test_users_add_list_and_key(tmp_path: Path) -> None:
     assert role.exit_code == 2
 
 
-def test_an_account_change_behind_a_held_accounts_lock_exits_1_with_one_line(
+def test_an_account_change_behind_a_held_accounts_lock_exits_busy_with_one_line(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``auth.sqlite``'s write lock held (a login waiting for a hung journal writer): an
-    account change waits the journal's queue wait at most, then one line and exit 1.
-    Before the fix it waited SQLite's 30 s busy timeout and died with a traceback."""
+    account change waits the journal's queue wait at most, then one line and exit 75 (try
+    again later, not 1: nothing was found wrong). Before the fix it waited SQLite's 30 s
+    busy timeout and died with a traceback."""
     store = tmp_path / "store"
     added = CliRunner().invoke(main, ["users", "add", "ana", "--role", "supervisor",
                                       "--password-stdin", "--store", str(store)],
@@ -316,7 +317,7 @@ def test_an_account_change_behind_a_held_accounts_lock_exits_1_with_one_line(
     finally:
         other.execute("ROLLBACK")
         other.close()
-    assert result.exit_code == 1, result.output
+    assert result.exit_code == EXIT_BUSY == 75, result.output
     [line] = result.stderr.splitlines()
     assert line.startswith("roads: error: the accounts are busy")
     assert run("users", "disable", "ana", "--store", str(store)).exit_code == 0
@@ -343,7 +344,7 @@ def test_console_command_keeps_output_exit_codes_and_files(tmp_path: Path) -> No
     assert bad.stderr.startswith("roads: error:") and bad.stdout == ""
 
 
-def test_a_write_behind_a_hung_writer_exits_1_with_one_line(
+def test_a_write_behind_a_hung_writer_exits_busy_with_one_line(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     store = tmp_path / "store"
     good = tmp_path / "good.csv"
@@ -354,7 +355,7 @@ def test_a_write_behind_a_hung_writer_exits_1_with_one_line(
     other.write_text("table,shoe,coup,outcome\nT1,S2,1,P\n")
     with hung_writer(store / "journal.sqlite"):
         result = CliRunner().invoke(main, ["ingest", str(other), "--store", str(store)])
-    assert result.exit_code == 1, result.output
+    assert result.exit_code == EXIT_BUSY == 75, result.output
     [line] = result.stderr.splitlines()
     assert line.startswith("roads: error: the journal is busy")
     info = json.loads(run("store", "info", "--store", str(store), "--json").output)

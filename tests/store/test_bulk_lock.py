@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from roads.cli import main
+from roads.cli import EXIT_BUSY, main
 from roads.errors import JournalBusy
 from roads.store import Store, journal_queue
 from roads.store.layout import BULK_LOCK
@@ -62,7 +62,7 @@ def test_a_bulk_run_behind_a_holder_gives_up_naming_the_lock_and_who_holds_it(
     assert isinstance(done, dict), done
 
 
-def test_an_ingest_behind_a_bulk_run_exits_1_in_one_line(
+def test_an_ingest_behind_a_bulk_run_exits_busy_in_one_line(
         store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(journal_queue, "QUEUE_WAIT_SECONDS", 0.3)
     csv = tmp_path / "coups.csv"
@@ -71,7 +71,7 @@ def test_an_ingest_behind_a_bulk_run_exits_1_in_one_line(
     with held(store.root / BULK_LOCK) as pid:
         result = returns(lambda: runner.invoke(main, ["ingest", str(csv), "--store",
                                                       str(store.root)]))
-    assert result.exit_code == 1, result.output
+    assert result.exit_code == EXIT_BUSY == 75, result.output  # try again, not "found"
     [line] = result.output.strip().splitlines()
     assert line.startswith("roads: error: the store is busy") and BULK_LOCK in line
     assert f"process {pid}" in line
