@@ -48,6 +48,7 @@ from roads.schema import CONTENT, COUPS, SCHEMA_VERSION, SHOE_KEY, conform
 from roads.store import MARK, SYSTEM, Event, Selection, Store
 from roads.store.checkpoint import line_of
 from roads.store.journal import FILE_KINDS, canonical
+from roads.store.read import Reader
 
 MANIFEST = "manifest.json"
 SIGNATURE = "manifest.sig"
@@ -180,12 +181,12 @@ def _content(prefix: str, row: dict[str, Any] | None) -> dict[str, Any]:
     return out
 
 
-def _corrections(store: Store, fixes: list[Event]) -> pl.DataFrame:
+def _corrections(read: Reader, fixes: list[Event]) -> pl.DataFrame:
     """Every void and amendment, the coup as entered beside the corrected values."""
     if not fixes:
         return pl.DataFrame(schema=CORRECTIONS)
     keys = frozenset((e.table_id, e.shoe_id or "") for e in fixes)
-    originals = store.read.coups(Selection(shoes=keys), originals=True)
+    originals = read.coups(Selection(shoes=keys), originals=True)
     first = {(r["table_id"], r["shoe_id"], r["coup"]): r for r in originals.to_dicts()}
     rows = []
     for e in fixes:
@@ -250,9 +251,9 @@ def _xlsx(path: Path, bundle: Path, tables: dict[str, pl.DataFrame]) -> None:
                 sheets[name] = (sheet, 1, 1)
 
 
-def _shoes_of(store: Store, what: Slice) -> pl.DataFrame:
+def _shoes_of(read: Reader, what: Slice) -> pl.DataFrame:
     """The slice's whole shoes: chosen by id, or by the day they began."""
-    return store.read.shoes(what.selection())
+    return read.shoes(what.selection())
 
 
 @dataclass
@@ -331,7 +332,7 @@ def _journal_slice(store: Store, out: Path, keys: set[tuple[str, str]], tables: 
     return got
 
 
-def _file_shoes(store: Store, keys: set[tuple[str, str]], stored: list[dict[str, Any]]
+def _file_shoes(read: Reader, keys: set[tuple[str, str]], stored: list[dict[str, Any]]
                 ) -> pl.DataFrame:
     """For every stored coups file holding the slice's shoes: each shoe's digest in key
     order, other shoes' lines as opaque leaves (they recompute the file's content digest
@@ -341,7 +342,7 @@ def _file_shoes(store: Store, keys: set[tuple[str, str]], stored: list[dict[str,
 
     rows = []
     for entry in stored:
-        coups = store.read.file_coups(entry["path"])
+        coups = read.file_coups(entry["path"])
         digests = shoe_digests(coups).sort(*SHOE_KEY)
         ranges = coup_ranges_by_shoe(coups)
         for i, (t, s, d) in enumerate(digests.iter_rows()):
@@ -396,7 +397,10 @@ def export_bundle(store: Store, what: Slice, out: Path, exported_by: str,
         raise InputError(f"{store.root}: the store's checkpoints are missing, so its journal "
                          "cannot be signed for a bundle: `roads store verify` names what is "
                          "uncovered")
-    shoes = _shoes_of(store, what)
+    # every stored row below is parsed from bytes just compared with the journal's record
+    # of its file: an altered file is refused, with no gap for one swapped in and back
+    read = store.read.checked()
+    shoes = _shoes_of(read, what)
     keys = {(str(t), str(s)) for t, s in shoes.select(*SHOE_KEY).iter_rows()}
     if not keys:
         raise InputError(f"nothing to export for {what.describe() or 'the whole store'}")
@@ -418,12 +422,10 @@ def export_bundle(store: Store, what: Slice, out: Path, exported_by: str,
         # The stored files' shoe digests are made beside the streamed coups (a fifth of a large
         # export's work, on the core the CSV and Parquet writers leave idle).
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="file-shoes") as side:
-            checked = side.submit(store.read.refuse_altered,
-                                  [f["path"] for f in stored if f["table"] == "coups"])
-            file_shoes = side.submit(_file_shoes, store, keys,
+            file_shoes = side.submit(_file_shoes, read, keys,
                                      [f for f in stored if f["table"] == "coups"])
             rows, touched = write_chunks(out / "coups.csv", out / "coups.parquet",
-                                         store.read.chunks(sel, marked=True), csv_ready, bar.update)
+                                         read.chunks(sel, marked=True), csv_ready, bar.update)
             bar.close()
         if not rows:  # the slice's shoes hold no coup yet (just opened): empty tables, headed
             empty = pl.DataFrame(schema={**COUPS, MARK: pl.String})
@@ -441,10 +443,9 @@ def export_bundle(store: Store, what: Slice, out: Path, exported_by: str,
                                  {f["path"] for f in stored}, point.seq, logins)
         for name in ("journal.jsonl", "journal.parquet", "journal.csv"):
             add(name, journal.events)
-        checked.result()  # (every row above came from files the journal recorded)
         tables = {
             "shoes": shoes.sort(*SHOE_KEY),
-            "corrections": _corrections(store, [e for e in journal.full
+            "corrections": _corrections(read, [e for e in journal.full
                                                 if e.kind in ("coup_voided", "coup_amended")]),
             "file_shoes": file_shoes.result(),
         }

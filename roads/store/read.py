@@ -16,6 +16,7 @@ again from a new snapshot.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, timedelta
@@ -29,7 +30,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from roads.errors import InputError
-from roads.files import sha256
 from roads.schema import COUP_KEY, COUPS, NO_CARD, SHOES, conform, repeats_a_shoe
 from roads.store import catalog
 from roads.store.catalog import FileEntry
@@ -55,6 +55,9 @@ def _batches(file: pq.ParquetFile, rows: int) -> Iterator[pa.RecordBatch]:
 
 class StoreReadError(InputError):
     """A stored file that cannot be read (named), e.g. a corrupt footer."""
+
+
+_NOTHING = "nothing is exported (`roads store verify` names every problem)"
 
 
 @lru_cache(maxsize=1)
@@ -157,9 +160,20 @@ class Snapshot:
 class Reader:
     """The read port of one store (``store.read``)."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, recorded: dict[str, FileEntry] | None = None) -> None:
         self.store = store
         self.root = store.root
+        #: the files as the journal's file events recorded them (a :meth:`checked` reader)
+        self._recorded = recorded
+
+    def checked(self) -> Reader:
+        """A reader of the same store that parses each file only from bytes it has just
+        compared with the journal's file events (size and SHA-256), and refuses a file that
+        differs (:class:`StoreReadError`, naming it). What an export signs must come from the
+        journaled files: checking a file and then reading it again left a gap in which it
+        could be swapped, and restored after the read, unnoticed. Compared with the events
+        themselves, not the catalogue (a table anyone with the database can edit)."""
+        return Reader(self.store, catalog.replay(self.store.journal.of_kinds(FILE_KINDS)))
 
     # -- snapshots --------------------------------------------------------------------------
     def snapshot(self, sel: Selection = ALL, table: str = "coups") -> Snapshot:
@@ -223,11 +237,32 @@ class Reader:
     def _path(self, entry: FileEntry) -> Path:
         return self.root / entry.path
 
-    def _read(self, entry: FileEntry, columns: list[str] | None = None) -> pl.DataFrame:
+    def _source(self, entry: FileEntry) -> Path | bytes:
+        """What a file is parsed from: its path; for a :meth:`checked` reader, its bytes,
+        read once and compared with the journal's record of the file."""
         path = self._path(entry)
-        table = entry.table
+        if self._recorded is None:
+            return path
+        data = path.read_bytes()  # (missing: FileNotFoundError, retried as any read is)
+        recorded = self._recorded.get(entry.path)
+        if recorded is None:  # journaled since this reader began (a compaction)?
+            self._recorded = catalog.replay(self.store.journal.of_kinds(FILE_KINDS))
+            recorded = self._recorded.get(entry.path)
+        if recorded is None:
+            raise StoreReadError(f"{entry.path}: no journal event records this file: "
+                                 f"{_NOTHING}")
+        if len(data) != recorded.bytes:
+            raise StoreReadError(f"{entry.path}: holds {len(data):,} bytes; the journal says "
+                                 f"{recorded.bytes:,}: {_NOTHING}")
+        if hashlib.sha256(data).hexdigest() != recorded.sha256:
+            raise StoreReadError(f"{entry.path}: its SHA-256 is not the one the journal "
+                                 f"recorded: {_NOTHING}")
+        return data
+
+    def _read(self, entry: FileEntry, columns: list[str] | None = None) -> pl.DataFrame:
+        table, source = entry.table, self._source(entry)
         try:
-            frame = pl.read_parquet(path, columns=columns)
+            frame = pl.read_parquet(source, columns=columns)
         except FileNotFoundError:
             raise
         except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
@@ -280,7 +315,10 @@ class Reader:
         snap = self.snapshot(sel)
         for entry in snap.files:
             try:
-                for batch in _batches(pq.ParquetFile(self._path(entry)), rows):
+                source = self._source(entry)
+                parsed = pq.ParquetFile(pa.BufferReader(source) if isinstance(source, bytes)
+                                        else source)
+                for batch in _batches(parsed, rows):
                     frame = conform(pl.from_arrow(batch), "coups")  # type: ignore[arg-type]
                     if not sel.everything:
                         frame = frame.filter(sel.keep())
@@ -589,28 +627,6 @@ class Reader:
         db = self.store.journal.reader()
         paths = set(catalog.files_of_shoes(db, None, None, keys))
         return [f.to_json() for f in catalog.files(db, "coups") if f.path in paths]
-
-    def refuse_altered(self, coups: list[str]) -> None:
-        """Raise :class:`StoreReadError` naming the first of these coups files, or of every
-        shoes file (shoe rows are read from all of them), that is not the file the
-        journal's file events recorded: another size or SHA-256, or none recorded. What an
-        export signs must come from the journaled files; compared with the journal's
-        events, not the catalogue (a table anyone with the database can edit)."""
-        journaled = catalog.replay(self.store.journal.of_kinds(FILE_KINDS))
-        shoes = [f.path for f in catalog.files(self.store.journal.reader(), "shoes")]
-        nothing = "nothing is exported (`roads store verify` names every problem)"
-        for rel in (*coups, *shoes):
-            path, recorded = self.root / rel, journaled.get(rel)
-            if recorded is None:
-                raise StoreReadError(f"{rel}: no journal event records this file: {nothing}")
-            size = path.stat().st_size if path.is_file() else None
-            if size != recorded.bytes:
-                found = "is missing" if size is None else f"holds {size:,} bytes"
-                raise StoreReadError(f"{rel}: {found}; the journal says {recorded.bytes:,}: "
-                                     f"{nothing}")
-            if sha256(path) != recorded.sha256:
-                raise StoreReadError(f"{rel}: its SHA-256 is not the one the journal "
-                                     f"recorded: {nothing}")
 
     def file_coups(self, path: str) -> pl.DataFrame:
         """Every coup of one catalogued file, as entered."""

@@ -165,6 +165,34 @@ def test_a_shoe_row_planted_in_another_shoes_file_is_refused(store: Store,
     assert not (tmp_path / "bundle").exists()
 
 
+def test_a_file_swapped_back_after_it_is_read_is_still_refused(
+        store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tamperer who puts an altered shoes file in place and restores the journaled one the
+    moment the export has parsed it leaves nothing for a later check of the file to find:
+    the export must check the very bytes it parsed. (Checking each file, then reading it
+    again, exported the altered shoe row, and the bundle passed ``roads verify``.)"""
+    path = _file(store, "import", "shoes")
+    rel = path.relative_to(store.root).as_posix()
+    pristine = path.read_bytes()
+    _rewrite(path, _more_coups)
+    altered = path.read_bytes()
+    real = pl.read_parquet
+
+    def read_then_restore(source: object, *args: object, **kwargs: object) -> pl.DataFrame:
+        frame = real(source, *args, **kwargs)  # type: ignore[arg-type]
+        if source in (path, str(path), altered):  # (the altered file has just been parsed)
+            path.write_bytes(pristine)
+        return frame
+
+    monkeypatch.setattr(pl, "read_parquet", read_then_restore)
+    generate_keys(tmp_path / "k.pem", tmp_path / "k.pub")
+    out = tmp_path / "bundle"
+    with pytest.raises(StoreReadError, match=re.escape(f"{rel}: holds") + ".* the journal says"):
+        export_bundle(store, Slice("T9", "H1"), out, "auditor", tmp_path / "k.pem")
+    assert not out.exists()
+    assert path.read_bytes() == altered  # (refused before it was parsed: never swapped back)
+
+
 def test_a_catalogue_patched_to_match_an_altered_file_is_no_cover(store: Store,
                                                                  tmp_path: Path) -> None:
     """The export compares files with the journal's file events, not the catalogue: an
