@@ -2,7 +2,8 @@
 
 Beyond every file's digest, size and row count, the CSV against the Parquet and the hash
 chain of the journal range, a bundle is checked against itself: the signed checkpoint must
-sign the range's last event; every coup's shoe is in the shoes table; the corrections marked
+sign the range's last event; every coup's shoe is in the shoes table, and each shoe row's coup
+and card counts are its coups'; the corrections marked
 on the coups are the corrections listed; the coups of every live shoe are exactly what the
 journal's ``coup_entered`` events say, with the journal's corrections applied; and the coups
 of every stored shoe (as entered) give the shoe digests that, with the other shoes' leaves,
@@ -162,6 +163,26 @@ def _consistent(t: dict[str, pl.DataFrame]) -> None:
                               f"{mark or 'as entered'}, the corrections say {want or 'none'}")
 
 
+def _shoe_counts(t: dict[str, pl.DataFrame]) -> None:
+    """Each shoe row's ``coups`` and ``cards_dealt`` are its listed coups', voided ones left
+    out (a voided double entry was never dealt): the shoe rows are the one table nothing
+    else in a bundle recomputes, so a row that disagrees with the coups is named."""
+    dealt = t["coups"].filter(pl.col(MARK).is_null() | (pl.col(MARK) != "voided"))
+    cards = pl.col("player_cards").list.len() + pl.col("banker_cards").list.len()
+    counted = dealt.group_by(*SHOE_KEY).agg(
+        pl.len().alias("_coups"),
+        pl.when(pl.col("player_cards").is_not_null().all()).then(cards.sum()).alias("_cards"))
+    rows = t["shoes"].select(*SHOE_KEY, "coups", "cards_dealt").join(
+        counted, on=list(SHOE_KEY), how="left").with_columns(pl.col("_coups").fill_null(0))
+    for r in rows.iter_rows(named=True):
+        for field, listed in (("coups", r["_coups"]), ("cards_dealt", r["_cards"])):
+            said = r[field]
+            if said is not None and said != listed:
+                gives = "no card count (a coup without cards)" if listed is None else listed
+                raise BundleError(f"shoe {r['table_id']}/{r['shoe_id']}: its row says {field} "
+                                  f"{said}, its coups give {gives}")
+
+
 def _live_shoes(t: dict[str, pl.DataFrame], events: list[Event | Link]) -> None:
     """Each shoe the journal range opened: its coups exactly as its events entered them,
     with its corrections applied."""
@@ -296,6 +317,7 @@ def verify(bundle: Path, public_key: Path | None = None) -> dict[str, Any]:
     events = _journal(bundle, manifest)
     _checkpoints(bundle, manifest, events)
     _consistent(tables)
+    _shoe_counts(tables)
     _live_shoes(tables, events)
     _stored_shoes(tables, events)
     return manifest

@@ -336,6 +336,42 @@ def test_a_shoe_imported_in_parts_is_one_shoe_to_every_reader(tmp_path: Path) ->
         verify(out)
 
 
+@pytest.mark.parametrize(("field", "change"), [("coups", 1), ("coups", -1),
+                                               ("cards_dealt", 1)])
+def test_a_shoe_row_that_disagrees_with_its_coups_fails(tmp_path: Path, field: str,
+                                                        change: int) -> None:
+    """The shoe rows are the one table nothing else recomputes: a row whose coup or card
+    count is not its listed coups' (voided ones left out) fails, even resealed."""
+    store = Store.create(tmp_path / "store")
+    csv = tmp_path / "a.csv"
+    csv.write_text("table,shoe,coup,result,player,banker\nT9,H1,1,P,9h Kd,5s 3c\n"
+                   "T9,H1,2,P,2h 3d 4c,7s Kc\nT9,H2,1,T,9c Kh,9s Jc\n")
+    ingest([csv], store, ReadOptions(), get_rules("standard-8"))
+    out = tmp_path / "bundle"
+    export_bundle(store, Slice("T9", "H1"), out, "auditor")
+    verify(out)
+    shoes = pl.read_parquet(out / "shoes.parquet")
+    assert shoes.select("coups", "cards_dealt").row(0) == (2, 9)  # (counted by hand)
+    _rewrite(out, "shoes", shoes.with_columns(
+        (pl.col(field) + change).cast(shoes.schema[field])))
+    with pytest.raises(BundleError, match=f"T9/H1: its row says {field} "):
+        verify(out)
+
+
+def test_a_voided_coup_is_not_counted_in_its_shoe_row(store: Store, tmp_path: Path) -> None:
+    """The fixture's shoe entered five coups and voided one: its row says four, and so
+    does the check; counting the voided one too fails."""
+    out = bundle_of(store, tmp_path)
+    verify(out)
+    shoes = pl.read_parquet(out / "shoes.parquet")
+    coups = pl.read_parquet(out / "coups.parquet")
+    assert (coups.height, shoes["coups"].to_list()) == (5, [4])
+    _rewrite(out, "shoes", shoes.with_columns(pl.lit(5).cast(shoes.schema["coups"])
+                                              .alias("coups")))
+    with pytest.raises(BundleError, match="its row says coups 5, its coups give 4"):
+        verify(out)
+
+
 @given(st.sets(st.integers(1, 200)))
 def test_coup_ranges_give_back_their_numbers(numbers: set[int]) -> None:
     ranges = coup_ranges(sorted(numbers))
