@@ -2,12 +2,13 @@
 
 Beyond every file's digest, size and row count, the CSV against the Parquet and the hash
 chain of the journal range, a bundle is checked against itself: the signed checkpoint must
-sign the range's last event; every coup's shoe is in the shoes table, and each shoe row's coup
-and card counts are its coups'; the corrections marked
-on the coups are the corrections listed; the coups of every live shoe are exactly what the
-journal's ``coup_entered`` events say, with the journal's corrections applied; and the coups
-of every stored shoe (as entered) give the shoe digests that, with the other shoes' leaves,
-recompute the content digest the journal recorded for its file.
+sign the range's last event; every coup's shoe is in the shoes table, and each shoe row's
+coup and card counts are its coups'; the corrections marked on the coups are the
+corrections listed; the coups of every live shoe are exactly what the journal's
+``coup_entered`` events say, with the journal's corrections applied, and its shoe row is
+what its ``shoe_opened`` event says; and the coups of every stored shoe (as entered) give
+the shoe digests that, with the other shoes' leaves, recompute the content digest the
+journal recorded for its file.
 """
 
 from __future__ import annotations
@@ -21,10 +22,15 @@ import polars as pl
 
 from roads.files import sha256
 from roads.schema import CONTENT, COUP_KEY, COUPS, SHOE_KEY, conform
-from roads.store import MARK, Event, apply_corrections, coup_row, coups_frame
+from roads.store import MARK, Event, apply_corrections, shoe_frames
 from roads.store.checkpoint import check, fingerprint, parse
 from roads.store.digest import combine_leaves, shoe_digests
 from roads.store.journal import FILE_KINDS, Link, verify_events
+
+#: What a live shoe's row holds from its ``shoe_opened`` event and its coups' times (its
+#: counts are checked against the listed coups, voided ones left out).
+OPENED = ("rules", "decks", "burn_cards", "cut_card_index", "seed", "source", "started_at",
+          "ended_at")
 
 
 class BundleError(Exception):
@@ -165,8 +171,8 @@ def _consistent(t: dict[str, pl.DataFrame]) -> None:
 
 def _shoe_counts(t: dict[str, pl.DataFrame]) -> None:
     """Each shoe row's ``coups`` and ``cards_dealt`` are its listed coups', voided ones left
-    out (a voided double entry was never dealt): the shoe rows are the one table nothing
-    else in a bundle recomputes, so a row that disagrees with the coups is named."""
+    out (a voided double entry was never dealt): otherwise an imported shoe's row would be
+    recomputed from nothing in the bundle."""
     dealt = t["coups"].filter(pl.col(MARK).is_null() | (pl.col(MARK) != "voided"))
     cards = pl.col("player_cards").list.len() + pl.col("banker_cards").list.len()
     counted = dealt.group_by(*SHOE_KEY).agg(
@@ -189,9 +195,14 @@ def _live_shoes(t: dict[str, pl.DataFrame], events: list[Event | Link]) -> None:
     full = [e for e in events if isinstance(e, Event)]
     opened = {(e.table_id, e.shoe_id or "") for e in full if e.kind == "shoe_opened"}
     coups = conform(t["coups"], "coups").with_columns(t["coups"][MARK])
+    shoes = conform(t["shoes"].drop("open"), "shoes")
     for key in sorted(opened):
         mine = [e for e in full if (e.table_id, e.shoe_id) == key]
-        entered = coups_frame([coup_row(e) for e in mine if e.kind == "coup_entered"])
+        entered, journaled = shoe_frames(mine)
+        row = shoes.filter((pl.col("table_id") == key[0]) & (pl.col("shoe_id") == key[1]))
+        if row.height and not row.select(OPENED).equals(journaled.select(OPENED)):
+            raise BundleError(f"the shoe row of live shoe {key[0]}/{key[1]} is not the one "
+                              "its shoe_opened event and coups give")
         expected = apply_corrections(entered, mine, marked=True).sort("coup")
         listed = coups.filter((pl.col("table_id") == key[0]) & (pl.col("shoe_id") == key[1])
                               ).sort("coup")

@@ -372,6 +372,22 @@ def test_a_voided_coup_is_not_counted_in_its_shoe_row(store: Store, tmp_path: Pa
         verify(out)
 
 
+@pytest.mark.parametrize(("column", "value"), [("rules", "standard-6"),
+                                               ("burn_cards", ["3h", "Kd", "2c"]),
+                                               ("cut_card_index", 300), ("source", "import")])
+def test_a_live_shoes_row_must_be_what_its_events_give(store: Store, tmp_path: Path,
+                                                       column: str, value: object) -> None:
+    """A live shoe's rule set, burn cards, cut card and source are in its ``shoe_opened``
+    event: a shoe row that says otherwise fails, even resealed."""
+    out = bundle_of(store, tmp_path)
+    shoes = pl.read_parquet(out / "shoes.parquet")
+    changed = shoes.with_columns(pl.Series(column, [value], dtype=shoes.schema[column]))
+    assert not changed.equals(shoes)
+    _rewrite(out, "shoes", changed)
+    with pytest.raises(BundleError, match="the shoe row of live shoe T1/S1 is not"):
+        verify(out)
+
+
 @given(st.sets(st.integers(1, 200)))
 def test_coup_ranges_give_back_their_numbers(numbers: set[int]) -> None:
     ranges = coup_ranges(sorted(numbers))
