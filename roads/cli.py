@@ -635,7 +635,8 @@ def verify_cmd(bundle: Path, pubkey: Path | None) -> None:
     click.echo(f"OK: {len(manifest['files'])} files, "
                f"{manifest['files']['coups.parquet']['rows']:,} coups, "
                f"{manifest['journal']['events']:,} journal events"
-               + (", signature valid" if pubkey else ""))
+               + (", signature valid" if pubkey else
+                  "; unsigned: consistent, but who made it is not checked"))
 
 
 @main.command("audit")

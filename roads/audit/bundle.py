@@ -389,6 +389,9 @@ def export_bundle(store: Store, what: Slice, out: Path, exported_by: str,
                          f"known: {', '.join(FORMATS)}")
     if page_format not in ("A4", "Letter"):
         raise InputError(f"page format must be A4 or Letter (got {page_format!r})")
+    if out.resolve().is_relative_to(store.root.resolve()):  # (through a link too)
+        raise InputError(f"{out}: a bundle cannot be written inside the store it exports "
+                         f"({store.root}): every file there must answer to the journal")
     if out.exists() and any(out.iterdir()):
         raise InputError(f"{out}: the bundle directory must be new or empty")
     private = _private_key(key_file) if key_file is not None else None  # (a bad key: now)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+import pyarrow as pa
 
 from roads.files import sha256
 from roads.schema import CONTENT, COUP_KEY, COUPS, SHOE_KEY, conform
@@ -31,6 +32,12 @@ from roads.store.journal import FILE_KINDS, Link, verify_events
 #: counts are checked against the listed coups, voided ones left out).
 OPENED = ("rules", "decks", "burn_cards", "cut_card_index", "seed", "source", "started_at",
           "ended_at")
+
+
+#: What every bundle holds (the PDF and the workbook are optional).
+REQUIRED = (*(f"{t}.{f}" for t in ("coups", "shoes", "corrections", "journal", "file_shoes")
+              for f in ("parquet", "csv")), "journal.jsonl", "checkpoints.jsonl",
+            "store-key.pub")
 
 
 class BundleError(Exception):
@@ -52,13 +59,23 @@ def _load(bundle: Path) -> tuple[dict[str, Any], bytes]:
 
 def _files(bundle: Path, manifest: dict[str, Any]) -> None:
     files = manifest["files"]
-    present = {p.name for p in bundle.iterdir() if p.is_file()} - {"manifest.json",
-                                                                   "manifest.sig"}
-    for extra in sorted(present - set(files)):
+    if not isinstance(files, dict):
+        raise BundleError("manifest.json is not a valid manifest (files is not a mapping)")
+    present = {p.name for p in bundle.iterdir()} - {"manifest.json", "manifest.sig"}
+    for extra in sorted(present - set(files)):  # (a directory too: nothing unlisted rides along)
         raise BundleError(f"{extra} is in the bundle but not in the manifest (file added)")
+    for needed in REQUIRED:
+        if needed not in files:
+            raise BundleError(f"{needed} is not in the bundle's manifest (file removed)")
     for name, entry in files.items():
         path = bundle / name
-        if not path.is_file():
+        if not isinstance(name, str) or Path(name).name != name or name in (".", ".."):
+            raise BundleError(f"the manifest lists {name!r}, which is not a file name in "
+                              "the bundle")
+        if not isinstance(entry, dict) or not {"bytes", "sha256", "rows"} <= entry.keys():
+            raise BundleError(f"the manifest's entry for {name} lacks its bytes, sha256 or "
+                              "rows")
+        if path.is_symlink() or not path.is_file():
             raise BundleError(f"{name} is listed in the manifest but missing (file deleted)")
         if path.stat().st_size != entry["bytes"]:
             raise BundleError(f"{name} has {path.stat().st_size} bytes, the manifest says "
@@ -320,7 +337,21 @@ def _stored_shoes(t: dict[str, pl.DataFrame], events: list[Event | Link]) -> Non
 
 
 def verify(bundle: Path, public_key: Path | None = None) -> dict[str, Any]:
-    """Check a bundle; raises :class:`BundleError` at the first discrepancy."""
+    """Check a bundle; raises :class:`BundleError` at the first discrepancy. A bundle is
+    hostile input: anything it holds that cannot be read as a bundle is a discrepancy too,
+    named in one line, never a traceback."""
+    try:
+        return _verify(bundle, public_key)
+    except BundleError:
+        raise
+    except (OSError, KeyError, TypeError, ValueError, AttributeError, IndexError,
+            pl.exceptions.PolarsError, pa.ArrowException) as exc:
+        detail = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
+        raise BundleError(f"the bundle cannot be read as a bundle ({type(exc).__name__}"
+                          + (f": {detail}" if detail else "") + ")") from None
+
+
+def _verify(bundle: Path, public_key: Path | None) -> dict[str, Any]:
     manifest, body = _load(bundle)
     _check_signature(bundle, body, public_key)
     _files(bundle, manifest)

@@ -172,8 +172,23 @@ class Reader:
         differs (:class:`StoreReadError`, naming it). What an export signs must come from the
         journaled files: checking a file and then reading it again left a gap in which it
         could be swapped, and restored after the read, unnoticed. Compared with the events
-        themselves, not the catalogue (a table anyone with the database can edit)."""
-        return Reader(self.store, catalog.replay(self.store.journal.of_kinds(FILE_KINDS)))
+        themselves, not the catalogue (a table anyone with the database can edit); and a file
+        the events hold that the catalogue no longer lists is refused too, or its shoes would
+        be left out of an export of everything without a word."""
+        db = self.store.journal.reader()
+        db.execute("BEGIN")  # (the events and the catalogue as of one moment)
+        try:
+            recorded = catalog.replay(_event(r) for r in db.execute(
+                f"{_SELECT} WHERE kind IN ({','.join('?' * len(FILE_KINDS))}) ORDER BY seq",
+                FILE_KINDS).fetchall())
+            listed = {f.path for f in catalog.files(db)}
+        finally:
+            db.execute("COMMIT")
+        unlisted = sorted(set(recorded) - listed)
+        if unlisted:
+            raise StoreReadError(f"{unlisted[0]}: the journal's file events hold this file, but "
+                                 f"the catalogue does not list it: {_NOTHING}")
+        return Reader(self.store, recorded)
 
     # -- snapshots --------------------------------------------------------------------------
     def snapshot(self, sel: Selection = ALL, table: str = "coups") -> Snapshot:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -98,6 +100,58 @@ def test_deleting_or_adding_a_file_fails(store: Store, tmp_path: Path) -> None:
     out = bundle_of(store, tmp_path)
     (out / "notes.txt").write_text("added later")
     with pytest.raises(BundleError, match=r"notes\.txt is in the bundle but not in the manifest"):
+        verify(out)
+
+
+def test_a_directory_added_to_a_bundle_fails(store: Store, tmp_path: Path) -> None:
+    """Only the files the manifest lists may be in a bundle: a directory added later (with a
+    forged table in it) is not skipped as "not a file"."""
+    out = bundle_of(store, tmp_path)
+    (out / "extra").mkdir()
+    (out / "extra" / "coups.csv").write_text("forged\n")
+    with pytest.raises(BundleError, match=r"extra is in the bundle but not in the manifest"):
+        verify(out)
+
+
+def _manifest(out: Path, change: Callable[[dict[str, Any]], None]) -> None:
+    manifest = json.loads((out / "manifest.json").read_text())
+    change(manifest)
+    (out / "manifest.json").write_text(json.dumps(manifest))
+
+
+def _drop(out: Path, name: str) -> None:
+    (out / name).unlink()
+
+    def unlisted(m: dict[str, Any]) -> None:
+        del m["files"][name]
+        m["data_digest"] = data_digest(m["files"])
+    _manifest(out, unlisted)
+
+
+def _junk(out: Path, name: str) -> None:
+    (out / name).write_bytes(b"PAR1 not a parquet file PAR1")
+    _reseal(out, name)
+
+
+@pytest.mark.parametrize(("hostile", "says"), [
+    (lambda out: _drop(out, "checkpoints.jsonl"), "checkpoints.jsonl is not in the bundle's"),
+    (lambda out: _drop(out, "journal.csv"), "journal.csv is not in the bundle's"),
+    (lambda out: _junk(out, "coups.parquet"), "cannot be read as a bundle"),
+    (lambda out: _manifest(out, lambda m: m["files"]["coups.csv"].pop("bytes")),
+     "entry for coups.csv lacks its bytes"),
+    (lambda out: _manifest(out, lambda m: m["files"].update(
+        {"../outside.csv": m["files"]["coups.csv"]})), "'../outside.csv', which is not a file"),
+    (lambda out: _manifest(out, lambda m: m.update(files=[])), "files is not a mapping"),
+], ids=["no checkpoints", "no journal.csv", "junk parquet", "no bytes", "outside", "no files"])
+def test_a_hostile_bundle_fails_in_one_line(store: Store, tmp_path: Path,
+                                            hostile: Callable[[Path], None], says: str) -> None:
+    """A bundle is hostile input: a file missing behind a resealed manifest, a junk Parquet
+    file, a manifest entry without its size, a name reaching outside the bundle: each is a
+    :class:`BundleError` naming it, never a traceback (they were FileNotFoundError,
+    ComputeError and KeyError tracebacks)."""
+    out = bundle_of(store, tmp_path)
+    hostile(out)
+    with pytest.raises(BundleError, match=re.escape(says)):
         verify(out)
 
 

@@ -8,6 +8,7 @@ import re
 import shutil
 import sqlite3
 from collections.abc import Callable
+from datetime import date
 from pathlib import Path
 
 import polars as pl
@@ -206,6 +207,57 @@ def test_a_catalogue_patched_to_match_an_altered_file_is_no_cover(store: Store,
                    (sha256(path), path.stat().st_size, rel))
     with pytest.raises(StoreReadError, match=re.escape(f"{rel}: holds")):
         export_bundle(store, Slice("T9", "H1"), tmp_path / "bundle", "auditor")
+
+
+def test_a_file_taken_out_of_the_catalogue_is_no_cover(store: Store, tmp_path: Path) -> None:
+    """Deleting a file's catalogue rows (its coups file and its shoes file) hid its shoes
+    from an export of everything without a word, and the bundle verified. The journal's
+    file events still hold the files: the export refuses, naming one."""
+    coups, shoes = _file(store, "import"), _file(store, "import", "shoes")
+    rels = {p.relative_to(store.root).as_posix() for p in (coups, shoes)}
+    with sqlite3.connect(store.root / "journal.sqlite") as db:
+        for rel in rels:
+            db.execute("DELETE FROM catalog WHERE path = ?", (rel,))
+            db.execute("DELETE FROM catalog_shoes WHERE path = ?", (rel,))
+    everything = Slice(start=date(1970, 1, 1), end=date(9999, 12, 31))
+    with pytest.raises(StoreReadError, match="|".join(map(re.escape, rels))
+                       + ".*the catalogue does not list it"):
+        export_bundle(store, everything, tmp_path / "bundle", "auditor")
+    assert not (tmp_path / "bundle").exists()
+
+
+def test_a_shoe_taken_out_of_the_shoe_index_is_no_cover(store: Store, tmp_path: Path) -> None:
+    """Deleting a file's rows of the shoe index (which shoes a coups file holds) made the
+    export read no coups for its shoes: the bundle must then fail ``roads verify`` (its shoe
+    row says three coups, it lists none)."""
+    rel = _file(store, "import").relative_to(store.root).as_posix()
+    with sqlite3.connect(store.root / "journal.sqlite") as db:
+        db.execute("DELETE FROM catalog_shoes WHERE path = ?", (rel,))
+    generate_keys(tmp_path / "k.pem", tmp_path / "k.pub")
+    try:
+        export_bundle(store, Slice("T9", "H1"), tmp_path / "bundle", "auditor",
+                      tmp_path / "k.pem")
+    except StoreReadError:
+        return  # (refused outright: also noticed)
+    with pytest.raises(BundleError, match="T9/H1: its row says coups 3, its coups give 0"):
+        verify(tmp_path / "bundle", tmp_path / "k.pub")
+
+
+@pytest.mark.parametrize("linked", [False, True])
+def test_a_bundle_is_never_written_inside_the_store(store: Store, tmp_path: Path,
+                                                    linked: bool) -> None:
+    """``--out`` inside the store (directly, or through a link) would leave files there that
+    no journal event names: refused before anything is written."""
+    inside = store.root / "coups" / "bundle"
+    out = inside
+    if linked:
+        out = tmp_path / "link"
+        out.symlink_to(store.root / "coups", target_is_directory=True)
+        out = out / "bundle"
+    with pytest.raises(InputError, match="cannot be written inside the store"):
+        export_bundle(store, Slice("T9", "H1"), out, "auditor")
+    assert not inside.exists()
+    assert verify_store(store).ok
 
 
 def test_a_bad_signing_key_leaves_no_bundle(store: Store, tmp_path: Path) -> None:
