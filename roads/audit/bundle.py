@@ -45,10 +45,9 @@ from roads.audit.stream import write_chunks
 from roads.errors import InputError
 from roads.files import commit, publish, sha256, temporary_name
 from roads.schema import CONTENT, COUPS, SCHEMA_VERSION, SHOE_KEY, conform
-from roads.store import MARK, SYSTEM, Event, Selection, Store
+from roads.store import MARK, SYSTEM, Event, Reader, Selection, Store
 from roads.store.checkpoint import line_of
 from roads.store.journal import FILE_KINDS, canonical
-from roads.store.read import Reader
 
 MANIFEST = "manifest.json"
 SIGNATURE = "manifest.sig"

@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # the names as the type checker sees them
     from roads.store.layout import ATTACHMENTS, SPILL, TEMPORARY_PREFIX
     from roads.store.read import (
         ALL,
+        Reader,
         Selection,
         StoreReadError,
         outcome_columns,
@@ -54,6 +55,7 @@ _WHERE = {
     "SPILL": "roads.store.layout",
     "TEMPORARY_PREFIX": "roads.store.layout",
     "ALL": "roads.store.read",
+    "Reader": "roads.store.read",
     "Selection": "roads.store.read",
     "StoreReadError": "roads.store.read",
     "outcome_columns": "roads.store.read",
@@ -83,6 +85,7 @@ __all__ = [
     "NoStore",
     "Part",
     "Preceding",
+    "Reader",
     "Selection",
     "StagedRows",
     "Store",
