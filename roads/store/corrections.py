@@ -11,6 +11,7 @@ from collections.abc import Iterable
 
 import polars as pl
 
+from roads.errors import InputError
 from roads.schema import COUP_KEY, COUPS, conform
 from roads.store.journal import Event
 
@@ -19,8 +20,33 @@ CORRECTION_KINDS = ("coup_voided", "coup_amended")
 MARK = "correction"
 
 
+class MalformedCorrection(InputError):
+    """A correction event the journal holds that roads could not have written (no coup
+    number, or an amendment without its new values): named, never applied by guesswork."""
+
+
+def correction_problem(e: Event) -> str | None:
+    """Why a void or amendment event cannot be applied, or None. Entry points validate
+    every correction before journaling it, so one of these was written past them."""
+    coup = e.payload.get("coup")
+    if isinstance(coup, bool) or not isinstance(coup, int) or coup < 1:
+        return f"its coup is {coup!r}, not a coup number"
+    if e.kind == "coup_amended" and not isinstance(e.payload.get("new"), dict):
+        return "it holds no new values"
+    return None
+
+
 def corrections(events: Iterable[Event]) -> list[Event]:
-    return [e for e in events if e.kind in CORRECTION_KINDS]
+    """The voids and amendments among ``events``; a malformed one is refused by name."""
+    found = [e for e in events if e.kind in CORRECTION_KINDS]
+    for e in found:
+        problem = correction_problem(e)
+        if problem is not None:
+            raise MalformedCorrection(
+                f"journal event {e.seq} ({e.kind} of {e.table_id}/{e.shoe_id}): {problem}; "
+                "no entry point of roads writes such an event, so the journal was written "
+                "past them (`roads store verify` names every problem)")
+    return found
 
 
 def touched_shoes(events: Iterable[Event]) -> set[tuple[str, str]]:

@@ -3,6 +3,8 @@
 Checks, each reported by kind with the first (and every) place it occurs:
 
 - ``chain``: the journal's hash chain (an event altered, removed or relinked);
+- ``event``: a void or amendment no entry point writes (no coup number, no new values),
+  which every reader refuses to apply;
 - ``checkpoint``: the signed checkpoints (the journal's tail cut, or events re-chained
   before the newest checkpoint);
 - ``altered`` / ``missing`` ``store.json``: not the file whose digest the newest checkpoint
@@ -45,6 +47,7 @@ from roads.files import sha256
 from roads.schema import COUPS, conform
 from roads.store import accounts, catalog, checkpoint
 from roads.store.catalog import KEYS, FileEntry
+from roads.store.corrections import CORRECTION_KINDS, correction_problem
 from roads.store.digest import combine_leaves, coups_digest, leaf, shoe_digests, table_digest
 from roads.store.early import EarlyReads, column_arrays
 from roads.store.journal import FILE_KINDS, Event
@@ -55,7 +58,7 @@ from roads.store.store import shoe_index_frame
 if TYPE_CHECKING:
     from roads.store.store import Store
 
-KINDS = ("chain", "checkpoint", "catalogue", "missing", "altered", "not accounted for",
+KINDS = ("chain", "event", "checkpoint", "catalogue", "missing", "altered", "not accounted for",
          "in flight", "held twice", "differs from journal", "accounts", "unreadable")
 
 
@@ -378,6 +381,11 @@ def verify(store: Store, deep: bool = False,
         report.events = chain.events
         if not chain.ok:
             report.add("chain", f"event {chain.first_bad_seq}", chain.reason or "chain broken")
+        for fix in journal.of_kinds(CORRECTION_KINDS):
+            problem = correction_problem(fix)
+            if problem is not None:
+                report.add("event", f"event {fix.seq}", f"a {fix.kind} no entry point "
+                                                        f"writes: {problem}")
         every_file_event = journal.of_kinds(FILE_KINDS)
         file_events = [e for e in every_file_event if e.seq <= head]
         # files published after the head (their shoes may be in the shoe tables read later)

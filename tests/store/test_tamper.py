@@ -260,6 +260,28 @@ def test_a_bundle_is_never_written_inside_the_store(store: Store, tmp_path: Path
     assert verify_store(store).ok
 
 
+@pytest.mark.parametrize(("kind", "payload", "says"), [
+    ("coup_voided", {"coup": "three", "approver": "x"}, "its coup is 'three'"),
+    ("coup_voided", {"approver": "x"}, "its coup is None"),
+    ("coup_voided", {"coup": True}, "its coup is True"),
+    ("coup_amended", {"coup": 2, "approver": "x"}, "it holds no new values"),
+], ids=["text", "none", "bool", "no new values"])
+def test_a_malformed_correction_is_named_not_a_traceback(
+        store: Store, tmp_path: Path, kind: str, payload: dict[str, object], says: str) -> None:
+    """A correction event written past the entry points (appended to the journal, chained
+    as the store chains) crashed every read of its shoe with a ValueError or KeyError
+    traceback. Now each read refuses it by its sequence number, and ``store verify`` names
+    it."""
+    seq = store.journal.append(kind, "T9", "H1", payload, "mallory").seq
+    with pytest.raises(InputError, match=f"journal event {seq} .*{re.escape(says)}"):
+        store.read.coups(Selection("T9", "H1"))
+    with pytest.raises(InputError, match=f"journal event {seq} "):
+        export_bundle(store, Slice("T9", "H1"), tmp_path / "bundle", "auditor")
+    assert not (tmp_path / "bundle").exists()
+    assert _kinds(store).get("event") == f"event {seq}"
+    assert store.read.coups(Selection("T1", "S1")).height == 6  # (other tables unaffected)
+
+
 def test_a_bad_signing_key_leaves_no_bundle(store: Store, tmp_path: Path) -> None:
     """A signing key that cannot be read fails the export before it writes anything (a
     bundle without its signature could be mistaken for an unsigned one)."""
