@@ -23,8 +23,9 @@ import pyarrow as pa
 
 from roads.files import sha256
 from roads.schema import CONTENT, COUP_KEY, COUPS, SHOE_KEY, conform
-from roads.store import MARK, Event, apply_corrections, shoe_frames
+from roads.store import MARK, Event, apply_corrections, coup_row, shoe_frames
 from roads.store.checkpoint import check, fingerprint, parse
+from roads.store.corrections import CORRECTION_KINDS
 from roads.store.digest import combine_leaves, shoe_digests
 from roads.store.journal import FILE_KINDS, Link, verify_events
 
@@ -229,6 +230,72 @@ def _live_shoes(t: dict[str, pl.DataFrame], events: list[Event | Link]) -> None:
                               "its journal events entered")
 
 
+def _journal_tables(bundle: Path, t: dict[str, pl.DataFrame]) -> None:
+    """``journal.parquet`` (and so its CSV twin) holds exactly ``journal.jsonl``'s lines: the
+    chain is checked on the JSON lines, so a table saying another actor or payload would
+    go unchecked."""
+    from roads.audit.bundle import JOURNAL, journal_frame
+
+    rows = [json.loads(line) for line in (bundle / "journal.jsonl").read_text(
+        encoding="utf-8").splitlines() if line]
+    if not journal_frame(rows).equals(conform_to(t["journal"], JOURNAL)):
+        raise BundleError("journal.parquet and journal.csv do not hold the events of "
+                          "journal.jsonl")
+
+
+def conform_to(frame: pl.DataFrame, schema: dict[str, pl.DataType]) -> pl.DataFrame:
+    """``frame`` with exactly ``schema``'s columns, in its order and types."""
+    missing = set(schema) - set(frame.columns)
+    if missing:
+        raise BundleError(f"a table lacks the column(s) {', '.join(sorted(missing))}")
+    return frame.select(pl.col(c).cast(d) for c, d in schema.items())
+
+
+def _corrections_listed(t: dict[str, pl.DataFrame], events: list[Event | Link]) -> None:
+    """The corrections table is the journal's voids and amendments of the bundle's shoes,
+    row for row: who asked, who approved, why, which coup, the values it set (a live
+    shoe's coup as entered too). The table is what a reader looks at; the events are what
+    the chain and the checkpoints vouch for."""
+    from roads.audit.bundle import CORRECTIONS, _content
+
+    shoes = set(t["shoes"].select(*SHOE_KEY).iter_rows())
+    fixes = [e for e in events if isinstance(e, Event) and e.kind in CORRECTION_KINDS
+             and (e.table_id, e.shoe_id) in shoes]
+    listed = conform_to(t["corrections"], CORRECTIONS).sort("seq")
+    if listed.height != len(fixes):
+        raise BundleError(f"the corrections table lists {listed.height} correction(s), the "
+                          f"journal holds {len(fixes)} for the bundle's shoes")
+    full = [e for e in events if isinstance(e, Event)]
+    entered = {(e.table_id, e.shoe_id, e.payload.get("coup")): e for e in full
+               if e.kind == "coup_entered"}
+    opened = {(e.table_id, e.shoe_id) for e in full if e.kind == "shoe_opened"}
+    for e, row in zip(sorted(fixes, key=lambda e: e.seq), listed.iter_rows(named=True),
+                      strict=True):
+        original = {c: row[f"original_{c}"] for c in CONTENT}
+        if (e.table_id, e.shoe_id) in opened:  # a live shoe: its coup as its event entered it
+            coup = entered.get((e.table_id, e.shoe_id, e.payload.get("coup")))
+            original = _stripped(_content("original", coup_row(coup) if coup else None))
+        new = e.payload.get("new", {}) if e.kind == "coup_amended" else None
+        amended = None if new is None else {
+            **original, **_stripped(_content("x", {c: new[c] for c in CONTENT if c in new}),
+                                    only=set(new))}
+        want = {"seq": e.seq, "at": e.at, "kind": e.kind, "table_id": e.table_id,
+                "shoe_id": e.shoe_id, "coup": e.payload.get("coup"), "requested_by": e.actor,
+                "approved_by": e.payload.get("approver"), "reason": e.payload.get("reason"),
+                "request": e.payload.get("request"),
+                **{f"original_{c}": v for c, v in original.items()},
+                **{f"amended_{c}": None if amended is None else amended[c] for c in CONTENT}}
+        if pl.DataFrame([want], schema=CORRECTIONS).row(0, named=True) != row:
+            raise BundleError(f"the corrections table's row for journal event {e.seq} is not "
+                              f"what that {e.kind} event says")
+
+
+def _stripped(content: dict[str, Any], only: set[str] | None = None) -> dict[str, Any]:
+    """``_content``'s prefixed columns by their plain names (only those in ``only``)."""
+    out = {k.split("_", 1)[1]: v for k, v in content.items()}
+    return out if only is None else {k: v for k, v in out.items() if k in only}
+
+
 def _as_entered(t: dict[str, pl.DataFrame]) -> pl.DataFrame:
     """The bundle's coups as entered: amended values put back from the corrections table."""
     coups = conform(t["coups"], "coups")
@@ -359,6 +426,8 @@ def _verify(bundle: Path, public_key: Path | None) -> dict[str, Any]:
     events = _journal(bundle, manifest)
     _checkpoints(bundle, manifest, events)
     _consistent(tables)
+    _journal_tables(bundle, tables)
+    _corrections_listed(tables, events)
     _shoe_counts(tables)
     _live_shoes(tables, events)
     _stored_shoes(tables, events)

@@ -155,6 +155,50 @@ def test_a_hostile_bundle_fails_in_one_line(store: Store, tmp_path: Path,
         verify(out)
 
 
+@pytest.mark.parametrize("forgery", ["approver", "reason", "amended value", "row removed",
+                                     "journal table"])
+def test_a_resealed_bundle_must_agree_with_its_own_journal(store: Store, tmp_path: Path,
+                                                           forgery: str) -> None:
+    """The corrections table and the journal's Parquet and CSV are what a reader looks at;
+    the chained JSON lines are what the checkpoints vouch for. A bundle whose tables say
+    another approver, reason or amended value, hide a correction, or give an event another
+    actor verified when resealed (or re-signed by whoever holds the export key)."""
+    out = bundle_of(store, tmp_path)
+    verify(out)
+    fixes = pl.read_parquet(out / "corrections.parquet")
+    says = "is not what that"
+    if forgery == "approver":
+        _rewrite(out, "corrections", fixes.with_columns(pl.lit("nobody").alias("approved_by")))
+    elif forgery == "reason":
+        _rewrite(out, "corrections", fixes.with_columns(pl.lit("a reason").alias("reason")))
+    elif forgery == "amended value":
+        _rewrite(out, "corrections", fixes.with_columns(
+            pl.when(pl.col("kind") == "coup_amended").then(pl.lit("T"))
+            .otherwise("amended_outcome").alias("amended_outcome")))
+    elif forgery == "row removed":
+        _rewrite(out, "corrections", fixes.filter(pl.col("kind") != "coup_amended"))
+        hidden = fixes.filter(pl.col("kind") == "coup_amended").row(0, named=True)
+        coups = pl.read_parquet(out / "coups.parquet")
+        it = pl.col("coup") == hidden["coup"]
+        _rewrite(out, "coups", coups.with_columns(  # (its coup put back as entered, unmarked)
+            pl.when(it).then(pl.lit(hidden["original_outcome"])).otherwise(pl.col("outcome"))
+            .cast(coups.schema["outcome"]).alias("outcome"),
+            pl.when(it).then(None).otherwise(pl.col("correction")).alias("correction")))
+
+        def one_row(m: dict[str, Any]) -> None:
+            for name in ("corrections.parquet", "corrections.csv"):
+                m["files"][name]["rows"] = 1
+            m["data_digest"] = data_digest(m["files"])
+        _manifest(out, one_row)
+        says = "lists 1 correction(s), the journal holds 2"
+    else:
+        journal = pl.read_parquet(out / "journal.parquet")
+        _rewrite(out, "journal", journal.with_columns(pl.lit("mallory").alias("actor")))
+        says = "journal.parquet and journal.csv do not hold the events of journal.jsonl"
+    with pytest.raises(BundleError, match=re.escape(says)):
+        verify(out)
+
+
 def _reseal(out: Path, name: str) -> None:
     """What a forger without the signing key can do: recompute a file's digest."""
     manifest = json.loads((out / "manifest.json").read_text())
