@@ -32,7 +32,7 @@ from roads import tableau
 from roads.cache import cache_dir
 from roads.cards import RANK_POINTS, RANKS, card_index, parse_cards
 from roads.errors import InputError
-from roads.rules import RuleSet
+from roads.rules import MAX_DECKS, RuleSet
 from roads.tableau import BANKER_DRAWS, PLAYER_DRAWS
 
 #: Statistics of the fast path, in kernel row order: outcomes, side outcomes, naturals,
@@ -54,6 +54,8 @@ ROW = {name: i for i, name in enumerate(STATS)}
 #: int64 is exact while the number of ordered 6-card sequences stays below 2**63.
 _INT64_LIMIT = 2**63 - 1
 #: float64 is exact while it stays below 2**53 (an 8-deck shoe has 4.998e15 < 9.007e15).
+#: The most cards of one rank a composition may hold: four suits of the largest shoe.
+MAX_RANK_COUNT = 4 * MAX_DECKS
 _FLOAT_EXACT_LIMIT = 2**53
 
 
@@ -327,9 +329,15 @@ class Composition:
                 raise CompositionError(f"rank {_rank_label(rank)} given twice")
             if count < 0:
                 raise CompositionError(f"negative count {count} for rank {rank}")
+            if count > MAX_RANK_COUNT:
+                raise CompositionError(f"count {count:,} for rank {rank} is more than a shoe "
+                                       f"holds (at most {MAX_RANK_COUNT}: {MAX_DECKS} decks)")
             given[RANKS.index(rank)] = count
         if rest is not None and rest < 0:
             raise CompositionError(f"negative count {rest} for * (the ranks not named)")
+        if rest is not None and rest > MAX_RANK_COUNT:
+            raise CompositionError(f"count {rest:,} for * is more than a shoe holds (at most "
+                                   f"{MAX_RANK_COUNT} of a rank: {MAX_DECKS} decks)")
         missing = [_rank_label(RANKS[i]) for i, c in enumerate(given) if c is None]
         if missing and rest is None and require_all:
             raise CompositionError(

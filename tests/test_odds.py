@@ -151,6 +151,12 @@ def test_after_seen_and_errors() -> None:
         Composition.from_counts({"A": -1})
     with pytest.raises(CompositionError, match="unknown rank"):
         Composition.from_counts({"Z": 3})
+    # more of a rank than sixteen decks hold: refused, not an overflow (or a wrap-round
+    # into "negative count") deep in the kernel
+    for counts in ({"A": 65, "*": 4}, {"*": 2**63 - 1}, {"*": 10**20}):
+        with pytest.raises(CompositionError, match="more than a shoe holds"):
+            Composition.from_counts(counts)
+    assert Composition.from_counts({"*": 64}).cards == 13 * 64  # (sixteen decks: the most)
     with pytest.raises(CompositionError, match="needs 6 cards"):
         exact_odds(Composition.from_counts({"A": 5}))
     with pytest.raises(CompositionError, match="no card of value 1"):
