@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 import click
 
 from roads import __version__
-from roads.errors import InputError, JournalBusy, SigningKeyMismatch
+from roads.errors import InputError, JournalBusy, SigningKeyMismatch, UnsignedCommit
 from roads.rules import PRESETS, RulesError, RuleSet, get_rules, ratio
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -58,6 +58,9 @@ def input_errors(func: F) -> F:
             return func(*args, **kwargs)
         except (InputError, SigningKeyMismatch) as exc:  # (a key not the store's: refused)
             _fail(str(exc))
+        except UnsignedCommit as exc:  # stored, but not signed: done, with a problem
+            click.echo(f"roads: error: {exc}", err=True)
+            sys.exit(1)
         except JournalBusy as exc:  # not the input's fault, and not a finding: try again
             click.echo(f"roads: error: {exc}", err=True)
             sys.exit(EXIT_BUSY)

@@ -22,7 +22,7 @@ RETRY_AFTER_SECONDS = 1
 class JournalBusy(Exception):
     """The journal's writers' queue stayed taken past the bounded wait: a writer ahead of
     this one has hung. Not the input's fault and not a bug: the same write can be tried
-    again after ``retry_after`` seconds (HTTP 503 with Retry-After; the CLI exits 1)."""
+    again after ``retry_after`` seconds (HTTP 503 with Retry-After; the CLI exits 75)."""
 
     def __init__(self, message: str, retry_after: int) -> None:
         super().__init__(message)
@@ -37,6 +37,13 @@ class JournalBusy(Exception):
         while cut:
             text, cut = _DETAIL.subn("", text)
         return text
+
+
+class UnsignedCommit(Exception):
+    """A write the journal committed whose checkpoint could not then be written (the
+    checkpoint file unwritable, a full disk). The work is stored (trying it again finds it
+    there), but unsigned until the store's next write signs it: the CLI says so and exits 1
+    (done, with a problem), never 2 (which would read as "nothing was stored")."""
 
 
 class SigningKeyMismatch(Exception):

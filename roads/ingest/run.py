@@ -26,8 +26,9 @@ import hashlib
 import json
 import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -81,6 +82,20 @@ def ingested(store: Store) -> dict[str, str]:
     """Input digest -> run, for every input a committed run ingested."""
     return {i["sha256"]: e.payload["run"] for e in store.journal.of_kinds(("import_committed",))
             for i in e.payload.get("inputs", []) if "sha256" in i and "skipped" not in i}
+
+
+@contextmanager
+def _nothing_left_on_failure(store: Store) -> Iterator[None]:
+    """A run that fails (a later file that cannot be read, a full disk) removes the parts
+    and attachments it wrote at once, under its lock: left for the next run's sweep, they
+    made ``store verify`` fail ("no committed journal event names this file") after an
+    ingest that had said it stored nothing. (A killed run's are swept by the next run.)"""
+    try:
+        yield
+    except BaseException:
+        with suppress(Exception):  # (the first error is the one to show; the next run sweeps)
+            _sweep(store)
+        raise
 
 
 def _sweep(store: Store) -> list[str]:
@@ -348,7 +363,7 @@ def ingest(paths: list[Path], store: Store, options: ReadOptions, rules: RuleSet
     files: list[dict[str, Any]] = []
     quarantine: list[pl.DataFrame] = []
     flags: list[pl.DataFrame] = []
-    with store.bulk_lock(), store.staging() as staged:
+    with store.bulk_lock(), store.staging() as staged, _nothing_left_on_failure(store):
         swept = _sweep(store)
         seen = ingested(store)
         this_run: set[str] = set()

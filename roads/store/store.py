@@ -48,7 +48,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from roads import faults
-from roads.errors import InputError, JournalBusy
+from roads.errors import InputError, JournalBusy, UnsignedCommit
 from roads.files import fsync_dir, publish_text, sha256, sync_all, temporary_name
 from roads.schema import SCHEMA_VERSION, SHOE_KEY, conform, provenance, shoe_runs
 from roads.store import catalog, checkpoint
@@ -495,7 +495,14 @@ class Store:
                 (self.root / str(w.hidden)).unlink(missing_ok=True)
         faults.point("store:committed")
         if sign:
-            self.sign_head()
+            try:
+                self.sign_head()
+            except OSError as exc:
+                raise UnsignedCommit(
+                    f"{kind} is committed (journal event {event.seq}), but its checkpoint "
+                    f"could not be written ({exc.filename or ''}: {exc.strerror or exc}): "
+                    "the store's next write signs it; `roads store verify` names it "
+                    "unsigned until then") from None
         return event
 
     def checkpoint(self, marker: str | None = None) -> checkpoint.Checkpoint:

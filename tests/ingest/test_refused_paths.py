@@ -33,3 +33,66 @@ def test_a_store_path_under_a_file_is_refused_in_one_line(tmp_path: Path) -> Non
     assert result.output.count("\n") == 1 and "a-file" in result.output
     assert blocker.read_text() == "" and sorted(p.name for p in tmp_path.iterdir()) == \
         ["a-file", "coups.csv"]
+
+
+def test_a_later_file_refused_leaves_the_store_as_it_was(tmp_path: Path) -> None:
+    """The first file's parts were written when the second stopped the run (exit 2, nothing
+    committed); they stayed on disk until the next run, and ``store verify`` failed
+    meanwhile ("no committed journal event names this file"). A failed run now removes
+    what it wrote."""
+    from roads.store import Store
+    from roads.store.layout import walk
+    from roads.store.verify import verify
+
+    store = tmp_path / "store"
+    first = tmp_path / "first.csv"
+    first.write_text("table_id,shoe_id,coup,outcome\nT1,S1,1,B\n")
+    assert CliRunner().invoke(main, ["ingest", str(first), "--store", str(store)]
+                              ).exit_code == 0
+    before = sorted(walk(store).parts)
+    good, bad = tmp_path / "good.csv", tmp_path / "utf16.csv"
+    good.write_text("table_id,shoe_id,coup,outcome\nT2,S1,1,P\nT2,S1,2,B\n")
+    bad.write_bytes("table_id,shoe_id,coup,outcome\n".encode("utf-16"))
+    result = CliRunner().invoke(main, ["ingest", str(good), str(bad), "--store", str(store)])
+    assert result.exit_code == 2 and "utf16.csv" in result.output
+    assert sorted(walk(store).parts) == before  # (the good file's parts went too)
+    report = verify(Store.open(store))
+    assert report.ok, report.first_of_each_kind()
+    assert Store.open(store).read.coups().height == 1
+
+
+def test_a_checkpoint_that_cannot_be_written_says_the_import_is_stored(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The import committed, then its checkpoint could not be written (an unwritable
+    checkpoints directory): it exited 2 with only the permission error, as if nothing were
+    stored, and a retry said "already ingested". Now it exits 1 saying the import is
+    committed and unsigned, and the store's next write signs it."""
+    from roads.store import Store, checkpoint
+    from roads.store.verify import verify
+
+    store = tmp_path / "store"
+    first = tmp_path / "first.csv"
+    first.write_text("table_id,shoe_id,coup,outcome\nT1,S1,1,B\n")
+    assert CliRunner().invoke(main, ["ingest", str(first), "--store", str(store)]
+                              ).exit_code == 0
+    real = checkpoint.write
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise PermissionError(13, "Permission denied", str(store / "checkpoints"))
+
+    monkeypatch.setattr(checkpoint, "write", refused)
+    second = tmp_path / "second.csv"
+    second.write_text("table_id,shoe_id,coup,outcome\nT2,S1,1,P\n")
+    result = CliRunner().invoke(main, ["ingest", str(second), "--store", str(store)])
+    assert result.exit_code == 1, result.output
+    assert "import_committed is committed (journal event" in result.output
+    assert "Permission denied" in result.output and result.output.count("\n") == 1
+    assert Store.open(store).read.coups().height == 2  # (stored: what the line says)
+    assert not verify(Store.open(store)).ok  # (unsigned, and named so)
+    monkeypatch.setattr(checkpoint, "write", real)
+    third = tmp_path / "third.csv"
+    third.write_text("table_id,shoe_id,coup,outcome\nT3,S1,1,T\n")
+    assert CliRunner().invoke(main, ["ingest", str(third), "--store", str(store)]
+                              ).exit_code == 0
+    report = verify(Store.open(store))
+    assert report.ok, report.first_of_each_kind()
