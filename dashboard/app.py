@@ -36,7 +36,13 @@ from dashboard.pages import register, shell
 from dashboard.web import web_router
 from roads.auth import Auth
 from roads.board import Board, compiled_machine
-from roads.errors import RETRY_AFTER_SECONDS, InputError, JournalBusy, SigningKeyMismatch
+from roads.errors import (
+    RETRY_AFTER_SECONDS,
+    InputError,
+    JournalBusy,
+    SigningKeyMismatch,
+    SigningRefused,
+)
 from roads.render import scoreboard_svg
 from roads.tomlfile import field_error
 
@@ -78,7 +84,7 @@ def create_app(root: Path, site: SiteConfig | None = None, create: bool = True,
     install_errors(server)
     server.add_exception_handler(DependencyException, _no_such_component_file)
     server.add_exception_handler(JournalBusy, _journal_busy)
-    server.add_exception_handler(SigningKeyMismatch, _signing_key_mismatch)
+    server.add_exception_handler(SigningRefused, _signing_key_mismatch)
     server.add_exception_handler(sqlite3.OperationalError, _database_locked)
     app.layout = shell(ctx)
     register(app, ctx)
@@ -228,7 +234,10 @@ async def _journal_busy(request: Request, exc: Exception) -> JSONResponse:
 async def _signing_key_mismatch(request: Request, exc: Exception) -> JSONResponse:
     """A write whose signature the store's key would not verify: refused before it wrote,
     the server's fault (500), naming the key file (relative to the store) in one line."""
-    assert isinstance(exc, SigningKeyMismatch)
+    assert isinstance(exc, SigningRefused)
+    if not isinstance(exc, SigningKeyMismatch):  # (a journal rewritten behind its checkpoints)
+        return JSONResponse({"detail": f"the store cannot sign this write: {exc}"},
+                            status_code=500)
     return JSONResponse({"detail": f"the store cannot sign this write: its signing key "
                                    f"{exc.key_file} is not the one its public key names; "
                                    "the operator must put back the store's key"},

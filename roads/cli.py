@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 import click
 
 from roads import __version__
-from roads.errors import InputError, JournalBusy, SigningKeyMismatch, UnsignedCommit
+from roads.errors import InputError, JournalBusy, SigningRefused, UnsignedCommit
 from roads.rules import PRESETS, RulesError, RuleSet, get_rules, ratio
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -56,7 +56,7 @@ def input_errors(func: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
-        except (InputError, SigningKeyMismatch) as exc:  # (a key not the store's: refused)
+        except (InputError, SigningRefused) as exc:  # (a key not the store's: refused)
             _fail(str(exc))
         except UnsignedCommit as exc:  # stored, but not signed: done, with a problem
             click.echo(f"roads: error: {exc}", err=True)

@@ -46,7 +46,20 @@ class UnsignedCommit(Exception):
     (done, with a problem), never 2 (which would read as "nothing was stored")."""
 
 
-class SigningKeyMismatch(Exception):
+class SigningRefused(Exception):
+    """The store will not sign its journal's head: what it signed would vouch for something
+    ``store verify`` names as wrong. Not the input's fault (the CLI refuses with exit 2;
+    HTTP 500 naming why)."""
+
+
+class JournalRewritten(SigningRefused):
+    """The journal no longer holds the head its newest checkpoint signed (an event altered
+    and every later hash re-chained, or the journal cut back), or its events since do not
+    chain from it. Signing its head would vouch for the rewritten history: with the older
+    checkpoints trimmed, nothing in the store would show it any more."""
+
+
+class SigningKeyMismatch(SigningRefused):
     """The store's private key is not the one its recorded public key is the public half
     of (replaced, or restored from another store): whatever it signed would fail ``store
     verify`` later as an invalid signature, so nothing is signed with it. The store's

@@ -23,9 +23,8 @@ import pyarrow as pa
 
 from roads.files import sha256
 from roads.schema import CONTENT, COUP_KEY, COUPS, SHOE_KEY, conform
-from roads.store import MARK, Event, apply_corrections, coup_row, shoe_frames
+from roads.store import CORRECTION_KINDS, MARK, Event, apply_corrections, coup_row, shoe_frames
 from roads.store.checkpoint import check, fingerprint, parse
-from roads.store.corrections import CORRECTION_KINDS
 from roads.store.digest import combine_leaves, shoe_digests
 from roads.store.journal import FILE_KINDS, Link, verify_events
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # the names as the type checker sees them
     from roads.store.accounts import SESSION_HOURS, credential_digest
     from roads.store.catalog import StagedRows
-    from roads.store.corrections import MARK, apply_corrections
+    from roads.store.corrections import CORRECTION_KINDS, MARK, apply_corrections
     from roads.store.early import EarlyReads
     from roads.store.journal import SYSTEM, Event, Journal, JournalError
     from roads.store.journaled import Content, coup_row, coups_frame, shoe_frames
@@ -40,6 +40,7 @@ _WHERE = {
     "SESSION_HOURS": "roads.store.accounts",
     "credential_digest": "roads.store.accounts",
     "StagedRows": "roads.store.catalog",
+    "CORRECTION_KINDS": "roads.store.corrections",
     "MARK": "roads.store.corrections",
     "apply_corrections": "roads.store.corrections",
     "EarlyReads": "roads.store.early",
@@ -72,6 +73,7 @@ _WHERE = {
 __all__ = [
     "ALL",
     "ATTACHMENTS",
+    "CORRECTION_KINDS",
     "MARK",
     "SESSION_HOURS",
     "SPILL",

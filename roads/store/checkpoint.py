@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from roads.errors import SigningKeyMismatch
+from roads.errors import JournalRewritten, SigningKeyMismatch
 from roads.files import fsync_dir, publish
-from roads.store.journal import Journal, now_utc
+from roads.store.journal import GENESIS, Journal, now_utc, verify_events
 
 DIRECTORY = "checkpoints"
 FILE = "checkpoints.jsonl"
@@ -176,6 +176,8 @@ def write(root: Path, journal: Journal, store: str | None = None) -> Checkpoint:
         if store is None:
             store = None if fresh else signed_marker(path)
             store = store or marker_digest(root)
+        if not fresh:
+            _refuse_rewritten(path, journal)
         seq, head = journal.head()
         at = now_utc()
         signature = key.sign(signed_message(seq, head, at, store)).hex()
@@ -186,6 +188,30 @@ def write(root: Path, journal: Journal, store: str | None = None) -> Checkpoint:
     if fresh:
         fsync_dir(path.parent)
     return point
+
+
+def _refuse_rewritten(path: Path, journal: Journal) -> None:
+    """Raise :class:`~roads.errors.JournalRewritten` unless the journal still holds the
+    newest checkpoint's head and every event since chains from it: a write signed the head
+    of a journal re-chained behind its checkpoints, and with the older checkpoint lines
+    trimmed that one signature made the rewrite look whole. (The events after the newest
+    checkpoint are read: every write of a file signs, so they are few.)"""
+    last = newest(path)
+    if last is None:  # (an unreadable last line: `store verify` names it)
+        return
+    tail = journal.events(since=last.seq - 1) if last.seq else []
+    held = (last.hash == GENESIS) if not last.seq else \
+        bool(tail) and tail[0].seq == last.seq and tail[0].hash == last.hash
+    if not held:
+        raise JournalRewritten(
+            f"refusing to sign: the journal no longer holds event {last.seq} as the newest "
+            "checkpoint signed it (an event before it was altered and the chain re-made, or "
+            "the journal was cut back); `roads store verify` names it")
+    since = journal.events() if not last.seq else tail[1:]  # (0: the store's creation)
+    chain = verify_events(since, start_prev=last.hash, start_seq=last.seq + 1)
+    if not chain.ok:
+        raise JournalRewritten(f"refusing to sign: since the newest checkpoint (event "
+                               f"{last.seq}), {chain.reason}; `roads store verify` names it")
 
 
 def signed_marker(path: Path) -> str | None:

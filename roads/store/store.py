@@ -48,7 +48,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from roads import faults
-from roads.errors import InputError, JournalBusy, UnsignedCommit
+from roads.errors import InputError, JournalBusy, JournalRewritten, UnsignedCommit
 from roads.files import fsync_dir, publish_text, sha256, sync_all, temporary_name
 from roads.schema import SCHEMA_VERSION, SHOE_KEY, conform, provenance, shoe_runs
 from roads.store import catalog, checkpoint
@@ -503,6 +503,9 @@ class Store:
                     f"could not be written ({exc.filename or ''}: {exc.strerror or exc}): "
                     "the store's next write signs it; `roads store verify` names it "
                     "unsigned until then") from None
+            except JournalRewritten as exc:
+                raise UnsignedCommit(f"{kind} is committed (journal event {event.seq}), but "
+                                     f"not signed: {exc}") from None
         return event
 
     def checkpoint(self, marker: str | None = None) -> checkpoint.Checkpoint:

@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from roads.audit.bundle import BundleError, Slice, export_bundle, generate_keys, verify
-from roads.errors import InputError
+from roads.errors import InputError, JournalRewritten, SigningRefused, UnsignedCommit
 from roads.files import sha256
 from roads.ingest.readers import ReadOptions
 from roads.ingest.run import ingest
@@ -81,8 +81,8 @@ def _bundle_fails(store: Store, tmp_path: Path, what: Slice) -> None:
     generate_keys(tmp_path / "k.pem", tmp_path / "k.pub")
     try:
         export_bundle(store, what, tmp_path / "bundle", "auditor", tmp_path / "k.pem")
-    except (StoreReadError, ValueError):
-        return  # the tampered store could not even be exported: also noticed
+    except (StoreReadError, ValueError, SigningRefused):
+        return  # the tampered store could not even be exported (or signed): also noticed
     with pytest.raises(BundleError):
         verify(tmp_path / "bundle", tmp_path / "k.pub")
 
@@ -346,6 +346,35 @@ def test_a_rechained_journal_is_named(store: Store, tmp_path: Path) -> None:
     kinds = _kinds(fresh)
     assert "checkpoint" in kinds and "differs from journal" in kinds  # ...but not this
     _bundle_fails(fresh, tmp_path, Slice("T1", "S1"))
+
+
+@pytest.mark.parametrize("how", ["re-chained", "cut back"])
+def test_no_write_signs_over_a_journal_rewritten_behind_its_checkpoints(
+        store: Store, tmp_path: Path, how: str) -> None:
+    """An export signed the head of a journal re-chained behind its newest checkpoint (its
+    bundle failed, but the store's checkpoints now held a signature over the rewrite: with
+    the older lines trimmed, the store alone would show nothing). Now every signature is
+    refused while the journal does not hold the newest checkpoint's head: the export exits
+    2 naming why, an ingest is stored but says it is unsigned, and no checkpoint is added."""
+    events = store.journal.events()
+    if how == "re-chained":
+        coup = next(e for e in events if e.kind == "coup_entered")
+        rechain(store.root / "journal.sqlite", events, coup, {**coup.payload, "outcome": "T"})
+    else:
+        _db(store, f"DELETE FROM events WHERE seq > {store.journal.head()[0] - 2};")
+    fresh = Store.open(store.root)
+    points = store.root / "checkpoints" / "checkpoints.jsonl"
+    before = points.read_bytes()
+    with pytest.raises(JournalRewritten, match="refusing to sign: the journal no longer "
+                                               "holds event"):
+        export_bundle(fresh, Slice("T1", "S1"), tmp_path / "bundle", "auditor")
+    assert not (tmp_path / "bundle").exists()
+    csv = tmp_path / "more.csv"
+    csv.write_text("table,shoe,coup,result\nT8,H1,1,B\n")
+    with pytest.raises(UnsignedCommit, match=r"import_committed is committed .* not signed"):
+        ingest([csv], fresh, ReadOptions(), get_rules("standard-8"))
+    assert points.read_bytes() == before  # (nothing signed over it)
+    assert "checkpoint" in _kinds(Store.open(store.root))
 
 
 def test_a_deleted_seal_event_is_named_and_the_shoe_is_not_counted_twice(store: Store) -> None:
