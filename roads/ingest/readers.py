@@ -7,6 +7,9 @@ lines of another number of fields than its header also has ``_ragged``, why such
 quarantined whole (null on the other rows; :mod:`roads.ingest.ragged`); every coup field
 is a raw string (card columns hold the hand as written, e.g. ``"9h 4s"`` or ``"9,4"``).
 Nothing is interpreted here: :mod:`roads.ingest.validate` decides.
+
+Every polars read here passes ``glob=False``: a file's name is a name, never a pattern
+(``shoe[1].csv`` was refused, ``shoe?.csv`` read whichever file matched).
 """
 
 from __future__ import annotations
@@ -235,7 +238,7 @@ def columns_of(path: Path, fmt: str, options: ReadOptions) -> Columns:
     (line formats and journal events have no columns to leave)."""
     if fmt == "parquet":
         try:
-            names = list(pl.read_parquet_schema(path))
+            names = pl.scan_parquet(path, glob=False).collect_schema().names()
         except (pl.exceptions.PolarsError, OSError) as exc:
             raise InputError(f"{path}: cannot be read as Parquet: {exc}") from None
         return Columns({n: n for n in FIELDS if n in names},
@@ -435,7 +438,8 @@ def _read_text_csv(path: Path, rows: int | None = None) -> pl.DataFrame:
     if given."""
     try:
         return pl.read_csv(path, separator=separator(path), infer_schema=False, quote_char='"',
-                           encoding="utf8-lossy", truncate_ragged_lines=True, n_rows=rows)
+                           encoding="utf8-lossy", truncate_ragged_lines=True, n_rows=rows,
+                           glob=False)
     except pl.exceptions.PolarsError as exc:
         raise InputError(not_csv(path, exc)) from None
 
@@ -471,7 +475,7 @@ def read_csv(path: Path, options: ReadOptions) -> pl.DataFrame:
 def _scan_text_csv(path: Path) -> pl.LazyFrame:
     """:func:`_read_text_csv` as a lazy scan, with the 1-based row numbers (``_row``)."""
     return pl.scan_csv(path, separator=separator(path), infer_schema=False, quote_char='"',
-                       encoding="utf8-lossy", truncate_ragged_lines=True
+                       encoding="utf8-lossy", truncate_ragged_lines=True, glob=False
                        ).with_row_index("_row", offset=1)
 
 
@@ -599,7 +603,7 @@ def _text(value: object) -> str | None:
 def read_parquet(path: Path, options: ReadOptions) -> pl.DataFrame:
     """Canonical Parquet (the engine's output or another installation's export)."""
     try:
-        frame = pl.read_parquet(path)
+        frame = pl.read_parquet(path, glob=False)
     except pl.exceptions.PolarsError as exc:
         raise InputError(f"{path}: cannot be read as Parquet: {exc}") from None
     missing = {"table_id", "shoe_id", "coup", "outcome"} - set(frame.columns)
