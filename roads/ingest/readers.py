@@ -191,17 +191,26 @@ def separator_in(head: bytes) -> str:
 
 
 def column_targets(path: Path, columns: list[str], options: ReadOptions) -> dict[str, str]:
-    """Input column -> canonical field, by ``--map`` first, then by header synonym."""
-    rename: dict[str, str] = {}
-    wanted = {v: k for k, v in options.mapping.items()}
-    for column in columns:
-        target = wanted.get(column) or HEADER_SYNONYMS.get(normalise_header(column))
-        if target and target not in rename.values():
-            rename[column] = target
-    missing = set(options.mapping.values()) - set(columns)
+    """Input column -> canonical field, in file order: a column ``--map`` names is its
+    field's column; the fields it leaves are read from the first column whose header is one
+    of theirs (a second header of a field already read is left, and named in the report's
+    suggestions). A ``--map`` column the file lacks is an error naming it and the file."""
+    missing = [c for c in options.mapping.values() if c not in columns]
     if missing:
         raise InputError(f"{path}: --map names column(s) not in the file: "
-                         f"{', '.join(sorted(missing))}")
+                         f"{', '.join(map(repr, missing))} (its columns: "
+                         f"{', '.join(columns)})")
+    mapped = {column: target for target, column in options.mapping.items()}
+    taken = set(mapped.values())
+    rename: dict[str, str] = {}
+    for column in columns:
+        target = mapped.get(column)
+        if target is None:
+            target = HEADER_SYNONYMS.get(normalise_header(column))
+            if target is None or target in taken:
+                continue
+            taken.add(target)
+        rename[column] = target
     if "outcome" not in rename.values() and not any(c in rename.values() for c in CARD_FIELDS):
         hints = [h for c in columns if c not in rename
                  and (h := _suggestion(c, set(rename.values()))) is not None]
