@@ -19,7 +19,6 @@ import difflib
 import json
 import re
 import shlex
-import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
@@ -30,7 +29,14 @@ import polars as pl
 
 from roads.cards import CardError, parse_card
 from roads.errors import InputError
-from roads.ingest.labels import HEADER_SPELLINGS, OUTCOME_LABELS
+from roads.ingest.header import (
+    HEADER_SYNONYMS,
+    blank_columns,
+    check_repeats,
+    header_cells,
+    normalise_header,
+)
+from roads.ingest.labels import OUTCOME_LABELS
 from roads.ingest.ragged import RAGGED, RaggedRows
 
 FIELDS = ("table_id", "shoe_id", "coup", "outcome", "player_cards", "banker_cards",
@@ -47,20 +53,6 @@ class ReadOptions:
     table_id: str | None = None
     shoe_id: str | None = None
     mapping: dict[str, str] = field(default_factory=dict)  # field -> input column
-
-
-def normalise_header(name: str) -> str:
-    """A header as matched: lower case, without spaces, punctuation, accents or a BOM
-    (``Player Cards``, ``player_cards``, ``playerCards`` and ``PLAYER-CARDS`` are one)."""
-    text = name.replace("\ufeff", "").replace("№", " ").casefold()
-    text = unicodedata.normalize("NFKD", text)
-    text = "".join(ch for ch in text if not unicodedata.combining(ch))
-    return re.sub(r"[\s_\-.,:;#()\[\]/\\'\"]+", "", text)
-
-
-#: Normalised header -> canonical field.
-HEADER_SYNONYMS = {normalise_header(spelling): name
-                   for name, spellings in HEADER_SPELLINGS.items() for spelling in spellings}
 
 
 def detect_format(path: Path) -> str:
@@ -194,28 +186,33 @@ def column_targets(path: Path, columns: list[str], options: ReadOptions) -> dict
     """Input column -> canonical field, in file order: a column ``--map`` names is its
     field's column; the fields it leaves are read from the first column whose header is one
     of theirs (a second header of a field already read is left, and named in the report's
-    suggestions). A ``--map`` column the file lacks is an error naming it and the file."""
-    missing = [c for c in options.mapping.values() if c not in columns]
+    suggestions). A ``--map`` column the file lacks is an error naming it and the file, and
+    so is a header that names one column twice (:func:`roads.ingest.header.check_repeats`);
+    a column with a blank header is read for no field."""
+    cells = header_cells(path, separator(path))
+    check_repeats(path, cells)
+    blank = blank_columns(cells, columns)
+    missing = [c for c in options.mapping.values() if c not in columns or c in blank]
     if missing:
         raise InputError(f"{path}: --map names column(s) not in the file: "
                          f"{', '.join(map(repr, missing))} (its columns: "
-                         f"{', '.join(columns)})")
+                         f"{', '.join(blank.get(c, c) for c in columns)})")
     mapped = {column: target for target, column in options.mapping.items()}
     taken = set(mapped.values())
     rename: dict[str, str] = {}
     for column in columns:
         target = mapped.get(column)
         if target is None:
-            target = HEADER_SYNONYMS.get(normalise_header(column))
+            target = None if column in blank else HEADER_SYNONYMS.get(normalise_header(column))
             if target is None or target in taken:
                 continue
             taken.add(target)
         rename[column] = target
     if "outcome" not in rename.values() and not any(c in rename.values() for c in CARD_FIELDS):
-        hints = [h for c in columns if c not in rename
+        hints = [h for c in columns if c not in rename and c not in blank
                  and (h := _suggestion(c, set(rename.values()))) is not None]
         raise InputError(f"{path}: no outcome or card columns found (columns: "
-                         f"{', '.join(columns)}); name them with --map"
+                         f"{', '.join(blank.get(c, c) for c in columns)}); name them with --map"
                          + (f" ({'; '.join(hints)})" if hints else ""))
     return rename
 
@@ -256,10 +253,13 @@ def columns_of(path: Path, fmt: str, options: ReadOptions) -> Columns:
         return Columns()
     sample = _read_text_csv(path, SAMPLE_ROWS)
     rename = column_targets(path, sample.columns, options)
+    blank = blank_columns(header_cells(path, separator(path)), sample.columns)
     used = {target: column for column, target in rename.items()}
-    ignored = tuple(c for c in sample.columns if c not in rename)
-    hints = {c: s for c in ignored if (s := _suggestion(c, set(used), used)) is not None}
-    hands = [c for c in ignored if HEADER_SYNONYMS.get(normalise_header(c)) not in used
+    unread = [c for c in sample.columns if c not in rename]
+    ignored = tuple(blank.get(c, c) for c in unread)
+    named = [c for c in unread if c not in blank]  # (a --map cannot name a blank column)
+    hints = {c: s for c in named if (s := _suggestion(c, set(used), used)) is not None}
+    hands = [c for c in named if HEADER_SYNONYMS.get(normalise_header(c)) not in used
              and _holds_hands(sample[c])]
     unmatched = [f for f in CARD_FIELDS if f not in used]
     warnings = []
