@@ -71,6 +71,8 @@ def detect_format(path: Path) -> str:
         return "jsonl"
     sample = lines[:20]
     no_separators = not any(sep in ln for ln in sample for sep in ",;\t|")
+    if no_separators and _one_outcome_column(sample):
+        return "csv"
     if no_separators and sum(map(_looks_like_shoe, sample)) * 2 >= len(sample):
         return "shoe-lines"
     return "csv"
@@ -78,6 +80,16 @@ def detect_format(path: Path) -> str:
 
 def _looks_like_shoe(line: str) -> bool:
     return all(ch.lower() in OUTCOME_LABELS or ch.isspace() for ch in line)
+
+
+def _one_outcome_column(lines: list[str]) -> bool:
+    """Whether the lines are a one-column CSV of outcomes: an outcome header (``Result``,
+    ``结果``), then rows that are mostly one outcome each (``B``, ``Banker``, ``庄``), not
+    shoes of many (``BBPPT``). No outcome header is a shoe line."""
+    if HEADER_SYNONYMS.get(normalise_header(lines[0])) != "outcome":
+        return False
+    rows = lines[1:]
+    return sum(ln.casefold() in OUTCOME_LABELS for ln in rows) * 2 >= len(rows)
 
 
 def read(path: Path, options: ReadOptions) -> pl.DataFrame:
