@@ -406,17 +406,12 @@ def ingest_cmd(files: tuple[Path, ...], store: Path, fmt: str, table_id: str | N
     """
     from tqdm import tqdm
 
+    from roads.ingest.header import parse_map
     from roads.ingest.readers import FIELDS, ReadOptions
     from roads.ingest.run import ingest, refuse_unreadable
 
     refuse_unreadable(list(files))  # before the store is made: a refused name leaves none
-    mapping = {}
-    for item in mappings:
-        name, sep, column = item.partition("=")
-        if not sep or name not in FIELDS:
-            raise InputError(f"--map {item!r}: use FIELD=COLUMN with FIELD one of "
-                             f"{', '.join(FIELDS)}")
-        mapping[name] = column
+    mapping = parse_map(mappings, FIELDS)
     options = ReadOptions(format=fmt, table_id=table_id, shoe_id=shoe_id, mapping=mapping)
     with tqdm(total=len(files), unit="file", disable=as_json or len(files) < 2,
               file=sys.stderr, desc="ingesting") as bar:

@@ -30,7 +30,7 @@ FALSE_LABELS = {"0", "false", "f", "no", "n", "", "否", "无", "無", "нет",
 
 #: Column headers per canonical field: English (as exports and APIs write them, camelCase
 #: included), Chinese (simplified, then traditional), Russian, Greek. Matched after
-#: :func:`roads.ingest.readers.normalise_header` (case, spaces, punctuation and accents do
+#: :func:`roads.ingest.header.normalise_header` (case, spaces, punctuation and accents do
 #: not matter), so each spelling is written once, naturally.
 HEADER_SPELLINGS: dict[str, tuple[str, ...]] = {
     "table_id": (

@@ -7,6 +7,9 @@ lines of another number of fields than its header also has ``_ragged``, why such
 quarantined whole (null on the other rows; :mod:`roads.ingest.ragged`); every coup field
 is a raw string (card columns hold the hand as written, e.g. ``"9h 4s"`` or ``"9,4"``).
 Nothing is interpreted here: :mod:`roads.ingest.validate` decides.
+
+Every polars read here passes ``glob=False``: a file's name is a name, never a pattern
+(``shoe[1].csv`` was refused, ``shoe?.csv`` read whichever file matched).
 """
 
 from __future__ import annotations
@@ -16,7 +19,6 @@ import difflib
 import json
 import re
 import shlex
-import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
@@ -27,7 +29,14 @@ import polars as pl
 
 from roads.cards import CardError, parse_card
 from roads.errors import InputError
-from roads.ingest.labels import HEADER_SPELLINGS, OUTCOME_LABELS
+from roads.ingest.header import (
+    HEADER_SYNONYMS,
+    blank_columns,
+    check_repeats,
+    header_cells,
+    normalise_header,
+)
+from roads.ingest.labels import OUTCOME_LABELS
 from roads.ingest.ragged import RAGGED, RaggedRows
 
 FIELDS = ("table_id", "shoe_id", "coup", "outcome", "player_cards", "banker_cards",
@@ -46,20 +55,6 @@ class ReadOptions:
     mapping: dict[str, str] = field(default_factory=dict)  # field -> input column
 
 
-def normalise_header(name: str) -> str:
-    """A header as matched: lower case, without spaces, punctuation, accents or a BOM
-    (``Player Cards``, ``player_cards``, ``playerCards`` and ``PLAYER-CARDS`` are one)."""
-    text = name.replace("\ufeff", "").replace("№", " ").casefold()
-    text = unicodedata.normalize("NFKD", text)
-    text = "".join(ch for ch in text if not unicodedata.combining(ch))
-    return re.sub(r"[\s_\-.,:;#()\[\]/\\'\"]+", "", text)
-
-
-#: Normalised header -> canonical field.
-HEADER_SYNONYMS = {normalise_header(spelling): name
-                   for name, spellings in HEADER_SPELLINGS.items() for spelling in spellings}
-
-
 def detect_format(path: Path) -> str:
     """Guess the format from the extension, then from the first lines."""
     suffix = path.suffix.lower()
@@ -76,6 +71,8 @@ def detect_format(path: Path) -> str:
         return "jsonl"
     sample = lines[:20]
     no_separators = not any(sep in ln for ln in sample for sep in ",;\t|")
+    if no_separators and _one_outcome_column(sample):
+        return "csv"
     if no_separators and sum(map(_looks_like_shoe, sample)) * 2 >= len(sample):
         return "shoe-lines"
     return "csv"
@@ -83,6 +80,16 @@ def detect_format(path: Path) -> str:
 
 def _looks_like_shoe(line: str) -> bool:
     return all(ch.lower() in OUTCOME_LABELS or ch.isspace() for ch in line)
+
+
+def _one_outcome_column(lines: list[str]) -> bool:
+    """Whether the lines are a one-column CSV of outcomes: an outcome header (``Result``,
+    ``结果``), then rows that are mostly one outcome each (``B``, ``Banker``, ``庄``), not
+    shoes of many (``BBPPT``). No outcome header is a shoe line."""
+    if HEADER_SYNONYMS.get(normalise_header(lines[0])) != "outcome":
+        return False
+    rows = lines[1:]
+    return sum(ln.casefold() in OUTCOME_LABELS for ln in rows) * 2 >= len(rows)
 
 
 def read(path: Path, options: ReadOptions) -> pl.DataFrame:
@@ -188,22 +195,36 @@ def separator_in(head: bytes) -> str:
 
 
 def column_targets(path: Path, columns: list[str], options: ReadOptions) -> dict[str, str]:
-    """Input column -> canonical field, by ``--map`` first, then by header synonym."""
-    rename: dict[str, str] = {}
-    wanted = {v: k for k, v in options.mapping.items()}
-    for column in columns:
-        target = wanted.get(column) or HEADER_SYNONYMS.get(normalise_header(column))
-        if target and target not in rename.values():
-            rename[column] = target
-    missing = set(options.mapping.values()) - set(columns)
+    """Input column -> canonical field, in file order: a column ``--map`` names is its
+    field's column; the fields it leaves are read from the first column whose header is one
+    of theirs (a second header of a field already read is left, and named in the report's
+    suggestions). A ``--map`` column the file lacks is an error naming it and the file, and
+    so is a header that names one column twice (:func:`roads.ingest.header.check_repeats`);
+    a column with a blank header is read for no field."""
+    cells = header_cells(path, separator(path))
+    check_repeats(path, cells)
+    blank = blank_columns(cells, columns)
+    missing = [c for c in options.mapping.values() if c not in columns or c in blank]
     if missing:
         raise InputError(f"{path}: --map names column(s) not in the file: "
-                         f"{', '.join(sorted(missing))}")
+                         f"{', '.join(map(repr, missing))} (its columns: "
+                         f"{', '.join(blank.get(c, c) for c in columns)})")
+    mapped = {column: target for target, column in options.mapping.items()}
+    taken = set(mapped.values())
+    rename: dict[str, str] = {}
+    for column in columns:
+        target = mapped.get(column)
+        if target is None:
+            target = None if column in blank else HEADER_SYNONYMS.get(normalise_header(column))
+            if target is None or target in taken:
+                continue
+            taken.add(target)
+        rename[column] = target
     if "outcome" not in rename.values() and not any(c in rename.values() for c in CARD_FIELDS):
-        hints = [h for c in columns if c not in rename
+        hints = [h for c in columns if c not in rename and c not in blank
                  and (h := _suggestion(c, set(rename.values()))) is not None]
         raise InputError(f"{path}: no outcome or card columns found (columns: "
-                         f"{', '.join(columns)}); name them with --map"
+                         f"{', '.join(blank.get(c, c) for c in columns)}); name them with --map"
                          + (f" ({'; '.join(hints)})" if hints else ""))
     return rename
 
@@ -235,7 +256,7 @@ def columns_of(path: Path, fmt: str, options: ReadOptions) -> Columns:
     (line formats and journal events have no columns to leave)."""
     if fmt == "parquet":
         try:
-            names = list(pl.read_parquet_schema(path))
+            names = pl.scan_parquet(path, glob=False).collect_schema().names()
         except (pl.exceptions.PolarsError, OSError) as exc:
             raise InputError(f"{path}: cannot be read as Parquet: {exc}") from None
         return Columns({n: n for n in FIELDS if n in names},
@@ -244,10 +265,13 @@ def columns_of(path: Path, fmt: str, options: ReadOptions) -> Columns:
         return Columns()
     sample = _read_text_csv(path, SAMPLE_ROWS)
     rename = column_targets(path, sample.columns, options)
+    blank = blank_columns(header_cells(path, separator(path)), sample.columns)
     used = {target: column for column, target in rename.items()}
-    ignored = tuple(c for c in sample.columns if c not in rename)
-    hints = {c: s for c in ignored if (s := _suggestion(c, set(used), used)) is not None}
-    hands = [c for c in ignored if HEADER_SYNONYMS.get(normalise_header(c)) not in used
+    unread = [c for c in sample.columns if c not in rename]
+    ignored = tuple(blank.get(c, c) for c in unread)
+    named = [c for c in unread if c not in blank]  # (a --map cannot name a blank column)
+    hints = {c: s for c in named if (s := _suggestion(c, set(used), used)) is not None}
+    hands = [c for c in named if HEADER_SYNONYMS.get(normalise_header(c)) not in used
              and _holds_hands(sample[c])]
     unmatched = [f for f in CARD_FIELDS if f not in used]
     warnings = []
@@ -435,7 +459,8 @@ def _read_text_csv(path: Path, rows: int | None = None) -> pl.DataFrame:
     if given."""
     try:
         return pl.read_csv(path, separator=separator(path), infer_schema=False, quote_char='"',
-                           encoding="utf8-lossy", truncate_ragged_lines=True, n_rows=rows)
+                           encoding="utf8-lossy", truncate_ragged_lines=True, n_rows=rows,
+                           glob=False)
     except pl.exceptions.PolarsError as exc:
         raise InputError(not_csv(path, exc)) from None
 
@@ -471,7 +496,7 @@ def read_csv(path: Path, options: ReadOptions) -> pl.DataFrame:
 def _scan_text_csv(path: Path) -> pl.LazyFrame:
     """:func:`_read_text_csv` as a lazy scan, with the 1-based row numbers (``_row``)."""
     return pl.scan_csv(path, separator=separator(path), infer_schema=False, quote_char='"',
-                       encoding="utf8-lossy", truncate_ragged_lines=True
+                       encoding="utf8-lossy", truncate_ragged_lines=True, glob=False
                        ).with_row_index("_row", offset=1)
 
 
@@ -599,7 +624,7 @@ def _text(value: object) -> str | None:
 def read_parquet(path: Path, options: ReadOptions) -> pl.DataFrame:
     """Canonical Parquet (the engine's output or another installation's export)."""
     try:
-        frame = pl.read_parquet(path)
+        frame = pl.read_parquet(path, glob=False)
     except pl.exceptions.PolarsError as exc:
         raise InputError(f"{path}: cannot be read as Parquet: {exc}") from None
     missing = {"table_id", "shoe_id", "coup", "outcome"} - set(frame.columns)

@@ -20,8 +20,9 @@ import polars as pl
 import pytest
 
 from roads.errors import InputError
+from roads.ingest.header import HEADER_SYNONYMS, normalise_header
 from roads.ingest.labels import HEADER_SPELLINGS
-from roads.ingest.readers import FIELDS, HEADER_SYNONYMS, ReadOptions, normalise_header
+from roads.ingest.readers import FIELDS, ReadOptions
 from roads.ingest.run import ingest
 from roads.rules import get_rules
 from roads.simulate import Simulation, write_simulation

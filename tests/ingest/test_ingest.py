@@ -234,7 +234,7 @@ def test_mapping_and_unusable_files(tmp_path: Path) -> None:
                                                          "shoe_id": "Schuh",
                                                          "outcome": "Ergebnis"})
     assert result.quarantined == 0 and store.read.coups()["outcome"].to_list() == ["B"]
-    with pytest.raises(InputError, match="not in the file: Nope"):
+    with pytest.raises(InputError, match="not in the file: 'Nope'"):
         run(tmp_path / "x", [path], mapping={"outcome": "Nope"})
     with pytest.raises(InputError, match="no such file"):
         run(tmp_path / "y", [tmp_path / "missing.csv"])
