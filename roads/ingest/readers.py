@@ -30,6 +30,7 @@ from roads.errors import InputError
 from roads.ingest import jsonl
 from roads.ingest.labels import FIELDS as FIELDS
 from roads.ingest.labels import HEADER_SPELLINGS, OUTCOME_LABELS
+from roads.ingest.parquet_columns import staged_columns
 from roads.ingest.ragged import RAGGED, RaggedRows
 
 CARD_FIELDS = ("player_cards", "banker_cards")
@@ -560,7 +561,8 @@ def read_jsonl(path: Path, options: ReadOptions) -> pl.DataFrame:
 
 
 def read_parquet(path: Path, options: ReadOptions) -> pl.DataFrame:
-    """Canonical Parquet (the engine's output or another installation's export)."""
+    """Canonical Parquet (the engine's output or another installation's export), or the
+    forms a CSV holds (:mod:`roads.ingest.parquet_columns`)."""
     try:
         frame = pl.read_parquet(path)
     except pl.exceptions.PolarsError as exc:
@@ -569,9 +571,6 @@ def read_parquet(path: Path, options: ReadOptions) -> pl.DataFrame:
     if missing:
         raise InputError(f"{path}: not a canonical coups file (missing "
                          f"{', '.join(sorted(missing))})")
-    casts = [pl.col(c).cast(pl.List(pl.String)).list.join(" ") if c in CARD_FIELDS else
-             pl.col(c).dt.to_string("%Y-%m-%dT%H:%M:%S%.6f+00:00") if c == "dealt_at" else
-             pl.col(c).cast(pl.String) for c in FIELDS if c in frame.columns]
-    frame = frame.with_columns(casts)
+    frame = frame.with_columns(staged_columns(path, frame.schema))
     return frame.with_row_index("_row", offset=1).with_columns(
         pl.lit(None, dtype=pl.String).alias("_raw"))
