@@ -19,6 +19,10 @@ ID_PATTERN_TEXT = ID_PATTERN
 CARDS_PER_SIDE = (2, 3)
 #: How far a live coup's ``dealt_at`` may be from the journal's clock, by default.
 DEALT_AT_TOLERANCE = timedelta(minutes=5)
+#: The years (UTC, inclusive) an imported coup's ``dealt_at`` may fall in: no casino dealt
+#: a coup before 1900 or will after 2200, and outside years 1-9999 a time is not even a
+#: Python ``datetime`` (a store holding one could not be read back).
+DEALT_AT_YEARS = (1900, 2200)
 
 ID_CHARACTERS = ("letters, digits, '.', '_', ':', '#', '-' and spaces between them "
                  f"(at most {ID_MAX} characters)")

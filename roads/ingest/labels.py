@@ -11,6 +11,10 @@ Russian dealing rooms (``сабо``, ``шуз``, ``раздача``, ``исхо�
 
 from __future__ import annotations
 
+#: The fields every reader stages, in order (:mod:`roads.ingest.readers`).
+FIELDS = ("table_id", "shoe_id", "coup", "outcome", "player_cards", "banker_cards",
+          "player_total", "banker_total", "natural", "player_pair", "banker_pair", "dealt_at")
+
 _OUTCOME_SPELLINGS = {
     "B": ["b", "banker", "banco", "bank", "banker win", "banker wins", "庄", "莊", "庄赢",
           "莊贏", "庄家", "莊家", "банк", "банкир", "победа банка", "победа банкира",

@@ -29,6 +29,7 @@ import polars as pl
 
 from roads.cards import CardError, parse_card
 from roads.errors import InputError
+from roads.ingest import jsonl
 from roads.ingest.header import (
     HEADER_SYNONYMS,
     blank_columns,
@@ -36,11 +37,11 @@ from roads.ingest.header import (
     header_cells,
     normalise_header,
 )
+from roads.ingest.labels import FIELDS as FIELDS
 from roads.ingest.labels import OUTCOME_LABELS
+from roads.ingest.parquet_columns import staged_columns
 from roads.ingest.ragged import RAGGED, RaggedRows
 
-FIELDS = ("table_id", "shoe_id", "coup", "outcome", "player_cards", "banker_cards",
-          "player_total", "banker_total", "natural", "player_pair", "banker_pair", "dealt_at")
 CARD_FIELDS = ("player_cards", "banker_cards")
 FORMATS = ("auto", "csv", "shoe-lines", "jsonl", "parquet")
 
@@ -124,8 +125,8 @@ def staged_batches(path: Path, options: ReadOptions, rows: int) -> Iterator[pl.D
     if fmt == "csv":
         batches: Iterable[pl.DataFrame] = _csv_batches(path, options, rows)
     elif fmt == "jsonl":
-        batches = (pl.DataFrame(b, schema=_JSONL_SCHEMA, orient="row")
-                   for b in _batched(_jsonl_rows(path), rows))
+        batches = (pl.DataFrame(b, schema=jsonl.SCHEMA, orient="row")
+                   for b in _batched(jsonl.rows(path), rows))
     elif fmt == "shoe-lines":
         batches = (pl.DataFrame(b, schema=_SHOE_LINE_SCHEMA, orient="row")
                    for b in _batched(_shoe_line_rows(path, options), rows))
@@ -578,51 +579,15 @@ def _shoe_line_rows(path: Path, options: ReadOptions) -> Iterator[tuple[object, 
                                       ensure_ascii=False), table, shoe, str(i), ch)
 
 
-_JSONL_SCHEMA = {"_row": pl.Int64, "_raw": pl.String, **{f: pl.String for f in FIELDS}}
-
-
 def read_jsonl(path: Path, options: ReadOptions) -> pl.DataFrame:
-    """Journal events (the export format): each ``coup_entered`` event is a coup."""
-    return pl.DataFrame(list(_jsonl_rows(path)), schema=_JSONL_SCHEMA, orient="row")
-
-
-def _jsonl_rows(path: Path) -> Iterator[tuple[object, ...]]:
-    """The rows of :func:`read_jsonl`, line by line (``_JSONL_SCHEMA`` order)."""
-    with path.open(encoding="utf-8", errors="replace") as fh:
-        for number, line in enumerate(fh, start=1):
-            line = line.strip().lstrip("\ufeff")
-            if not line:
-                continue
-            try:
-                event = json.loads(line)
-            except json.JSONDecodeError as exc:
-                yield (number, json.dumps({"line": line}), None, None, None,
-                       f"invalid JSON: {exc.msg}", *(None,) * (len(FIELDS) - 4))
-                continue
-            if event.get("kind") != "coup_entered":
-                continue
-            payload = event.get("payload", {})
-            fields = {
-                "table_id": event.get("table_id"), "shoe_id": event.get("shoe_id"),
-                "coup": _text(payload.get("coup")), "outcome": payload.get("outcome"),
-                "player_cards": _hand(payload.get("player_cards")),
-                "banker_cards": _hand(payload.get("banker_cards")),
-                **{k: _text(payload.get(k)) for k in ("player_total", "banker_total",
-                                                       "natural", "player_pair", "banker_pair",
-                                                       "dealt_at")}}
-            yield (number, line, *(fields[f] for f in FIELDS))
-
-
-def _hand(cards: object) -> str | None:
-    return " ".join(str(c) for c in cards) if isinstance(cards, list) else None
-
-
-def _text(value: object) -> str | None:
-    return None if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+    """Journal events (the export format): each ``coup_entered`` event is a coup; any other
+    line but another event is quarantined whole (:mod:`roads.ingest.jsonl`)."""
+    return pl.DataFrame(list(jsonl.rows(path)), schema=jsonl.SCHEMA, orient="row")
 
 
 def read_parquet(path: Path, options: ReadOptions) -> pl.DataFrame:
-    """Canonical Parquet (the engine's output or another installation's export)."""
+    """Canonical Parquet (the engine's output or another installation's export), or the
+    forms a CSV holds (:mod:`roads.ingest.parquet_columns`)."""
     try:
         frame = pl.read_parquet(path, glob=False)
     except pl.exceptions.PolarsError as exc:
@@ -631,9 +596,6 @@ def read_parquet(path: Path, options: ReadOptions) -> pl.DataFrame:
     if missing:
         raise InputError(f"{path}: not a canonical coups file (missing "
                          f"{', '.join(sorted(missing))})")
-    casts = [pl.col(c).cast(pl.List(pl.String)).list.join(" ") if c in CARD_FIELDS else
-             pl.col(c).dt.to_string("%Y-%m-%dT%H:%M:%S%.6f+00:00") if c == "dealt_at" else
-             pl.col(c).cast(pl.String) for c in FIELDS if c in frame.columns]
-    frame = frame.with_columns(casts)
+    frame = frame.with_columns(staged_columns(path, frame.schema))
     return frame.with_row_index("_row", offset=1).with_columns(
         pl.lit(None, dtype=pl.String).alias("_raw"))

@@ -246,8 +246,9 @@ def check(parsed: Parsed, decks: int) -> Validated:
     # -- rows that cannot be stored ----------------------------------------------------------
     top = max_coups(decks)
     coup_out = ((parsed.coup < 1) | (parsed.coup > top)).fill_null(False).to_numpy()
-    s = s.with_columns(pl.Series("_coup_out", coup_out))
-    maybe_bad = (reason != 0) | (outcome_code == -2) | coup_unreadable | coup_out
+    time_out = _time_out(parsed.dealt_at)
+    s = s.with_columns(pl.Series("_coup_out", coup_out), pl.Series("_time_out", time_out))
+    maybe_bad = (reason != 0) | (outcome_code == -2) | coup_unreadable | coup_out | time_out
     if RAGGED in s.columns:  # (a CSV line of another number of fields than its header)
         maybe_bad |= s[RAGGED].is_not_null().to_numpy()
     bad_ids = {}
@@ -304,6 +305,15 @@ def check(parsed: Parsed, decks: int) -> Validated:
     return Validated(coups, flag_rows, quarantine, duplicates, shoe_totals, starts)
 
 
+def _time_out(times: pl.Series) -> np.ndarray:
+    """Where a timestamp falls outside :data:`bounds.DEALT_AT_YEARS` in UTC (such a row is
+    quarantined: a year past 9999 could not even be read back from the store). The reason
+    names the year, not the time, so that the report's counts by reason stay few."""
+    year = times.dt.year()
+    first, last = bounds.DEALT_AT_YEARS
+    return ((year < first) | (year > last)).fill_null(False).to_numpy()
+
+
 def _rejected(s: pl.DataFrame, bad_ids: dict[str, pl.Series], top: int
               ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(rows that cannot be stored, with their reason and field; the rest)."""
@@ -322,6 +332,9 @@ def _rejected(s: pl.DataFrame, bad_ids: dict[str, pl.Series], top: int
         (pl.col("_coup_out"), "coup",
          pl.format(f"coup number {{}} is outside 1-{top} (the most coups the rule set's "
                    "decks deal)", pl.col("_coup"))),
+        (pl.col("_time_out"), "dealt_at",
+         pl.format("dealt_at is in the year {} (UTC), outside the years {}-{}",
+                   pl.col("_dealt_at").dt.year(), *map(pl.lit, bounds.DEALT_AT_YEARS))),
         *([(pl.col("outcome").str.starts_with("invalid "), "outcome", "invalid line")]
           if "outcome" in s.columns else []),
         (pl.col("_outcome_code") == -2, "outcome", "unknown outcome label"),
