@@ -16,6 +16,7 @@ import polars as pl
 
 from roads.engine import DealtBatch, deal_batch, shoe_seeds
 from roads.errors import InputError
+from roads.ingest.bounds import DEALT_AT_YEARS
 from roads.ingest.engine_batches import SHOE_SLOT_SECONDS, EngineFiles
 from roads.rules import RuleSet
 from roads.store import Part, Store, Written
@@ -23,8 +24,6 @@ from roads.store import Part, Store, Written
 DEFAULT_START = datetime(2026, 1, 1, tzinfo=UTC)
 #: The most shoes one run deals (about 800 M coups, some 9 GB of Parquet).
 MAX_SHOES = 10_000_000
-#: A run's clock ends before this: the last day a timestamp (and Python's datetime) holds.
-LATEST = datetime(9999, 12, 31, tzinfo=UTC)
 
 
 @dataclass(frozen=True)
@@ -42,16 +41,22 @@ class Simulation:
     def __post_init__(self) -> None:
         """Refuse a run that could not be stored whole: more shoes than any store here is
         sized for (a mistyped count would fill the disk for hours), or one whose clock
-        would run past the last time a timestamp can hold."""
+        would run outside the years an import accepts (:data:`DEALT_AT_YEARS`)."""
         if not 1 <= self.shoes <= MAX_SHOES:
             raise InputError(f"--shoes {self.shoes:,}: deal between 1 and {MAX_SHOES:,} shoes "
                              "in one run (run more runs with other seeds for more)")
+        first, final = DEALT_AT_YEARS
+        if self.start.year < first:
+            raise InputError(f"--start {self.start:%Y-%m-%d}: a simulated clock starts in "
+                             f"{first} or later (an import quarantines coups before then)")
         slots = -(-self.shoes // self.tables)  # (a table's shoes, one slot an hour each)
         last = self.start.timestamp() + (slots + 1) * SHOE_SLOT_SECONDS
-        if last >= LATEST.timestamp():
+        if last >= datetime(final + 1, 1, 1, tzinfo=UTC).timestamp():
             raise InputError(f"--start {self.start:%Y-%m-%d}: {self.shoes:,} shoes over "
-                             f"{self.tables} table(s) deal one an hour a table, past "
-                             f"{LATEST:%Y-%m-%d}; start earlier or use more tables")
+                             f"{self.tables} table(s) deal one an hour a table, past the "
+                             f"end of {final} (an import quarantines coups after it, so "
+                             "an export of them could not be read back); start earlier or "
+                             "use more tables")
 
     def table_id(self, table: int) -> str:
         return f"{self.table_prefix}-{table + 1:02d}"
