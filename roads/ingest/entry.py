@@ -165,8 +165,12 @@ def check_coup(entry: CoupEntry, shoe: ShoeContext, now: datetime | None = None,
     dealt = entry.dealt_at or now
     if dealt.tzinfo is None:
         dealt = dealt.replace(tzinfo=UTC)
-    if problem := bounds.dealt_at_problem(dealt.astimezone(UTC), shoe.opened_at - tolerance,
-                                          now + tolerance):
+    try:
+        in_utc = dealt.astimezone(UTC)
+    except OverflowError:  # (9999-12-31T23:59:59-12:00 is in the year 10000 in UTC)
+        raise EntryError("dealt_at", f"{dealt.isoformat()} is outside the years 1-9999 in "
+                                     "UTC") from None
+    if problem := bounds.dealt_at_problem(in_utc, shoe.opened_at - tolerance, now + tolerance):
         raise EntryError("dealt_at", problem)
-    return {"coup": number, **fields, "dealt_at": dealt.astimezone(UTC).isoformat(
-        timespec="microseconds"), "source": entry.source, "entry": entry.method}
+    return {"coup": number, **fields, "dealt_at": in_utc.isoformat(timespec="microseconds"),
+            "source": entry.source, "entry": entry.method}

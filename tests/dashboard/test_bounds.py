@@ -198,6 +198,16 @@ def test_dealt_at_outside_the_shoes_journal_window(server: Server, shift: timede
     assert _api_coup(server, {"outcome": "B", "dealt_at": datetime.now(UTC).isoformat()})[0]
 
 
+@pytest.mark.parametrize("when", ["9999-12-31T23:59:59-12:00", "0001-01-01T00:00:00+01:00"])
+def test_dealt_at_past_what_utc_holds_is_a_field_error(server: Server, when: str) -> None:
+    """A time that is outside years 1-9999 once in UTC overflowed the conversion (a 500);
+    now it is refused naming the field, and the table goes on."""
+    _open(server)
+    ok, field, error = _api_coup(server, {"outcome": "B", "dealt_at": when})
+    assert not ok and field == "dealt_at" and "outside the years 1-9999 in UTC" in error
+    assert _api_coup(server, {"outcome": "B"})[0]
+
+
 def test_rule_sets_are_names_never_paths(server: Server, tmp_path: Any) -> None:
     (tmp_path / "club.toml").write_text('name = "club"\nbase = "standard-6"\n')
     for path in (str(tmp_path / "club.toml"), "/etc/x.toml", "../club.toml"):
