@@ -510,7 +510,7 @@ def _pdf(out: Path, tables: dict[str, pl.DataFrame], what: Slice, exported_by: s
     from roads.audit.pdf import write_pdf
     from roads.stats.report import report
 
-    coups = pl.read_parquet(out / "coups.parquet")  # bounded: PDF_MAX_COUPS
+    coups = pl.read_parquet(out / "coups.parquet", glob=False)  # bounded: PDF_MAX_COUPS
     standing = coups.filter(pl.col(MARK).fill_null("") != "voided").drop(MARK)
     meta = {"casino": casino, "software_version": __version__,
             "schema_version": SCHEMA_VERSION, "exported_by": exported_by,

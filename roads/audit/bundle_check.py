@@ -96,8 +96,8 @@ def _tables(bundle: Path, manifest: dict[str, Any]) -> dict[str, pl.DataFrame]:
     for table in ("coups", "shoes", "corrections", "journal", "file_shoes"):
         if f"{table}.parquet" not in files:
             raise BundleError(f"{table}.parquet is not in the bundle")
-        parquet = pl.read_parquet(bundle / f"{table}.parquet")
-        csv = pl.read_csv(bundle / f"{table}.csv", infer_schema=False)
+        parquet = pl.read_parquet(bundle / f"{table}.parquet", glob=False)
+        csv = pl.read_csv(bundle / f"{table}.csv", infer_schema=False, glob=False)
         for fmt, frame in (("parquet", parquet), ("csv", csv)):
             want = files[f"{table}.{fmt}"]["rows"]
             if frame.height != want:

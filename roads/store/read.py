@@ -277,7 +277,7 @@ class Reader:
     def _read(self, entry: FileEntry, columns: list[str] | None = None) -> pl.DataFrame:
         table, source = entry.table, self._source(entry)
         try:
-            frame = pl.read_parquet(source, columns=columns)
+            frame = pl.read_parquet(source, columns=columns, glob=False)
         except FileNotFoundError:
             raise
         except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
@@ -728,7 +728,8 @@ def statistics_columns(path: Path, name: str | None = None, cards: bool = False,
                                                                       "banker_cards"])
                                       for i in range(first, last)]) \
                 if last > first else file.read(columns=["player_cards", "banker_cards"])
-        scan = pl.scan_parquet(path, schema=pl.Schema(COUPS), row_index_name="_row")
+        scan = pl.scan_parquet(path, schema=pl.Schema(COUPS), row_index_name="_row",
+                               glob=False)
         if groups is not None:
             scan = scan.slice(offset, rows)
         frame = scan.select("_row", *STATISTICS_COLUMNS).collect()

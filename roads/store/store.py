@@ -751,7 +751,7 @@ class Store:
             if found != entry.sha256:
                 raise StoreError(f"{entry.path} does not match its journaled SHA-256; "
                                  "not compacting it (see `roads store verify`)")
-        frame = pl.concat([conform(pl.read_parquet(self.root / e.path), table)
+        frame = pl.concat([conform(pl.read_parquet(self.root / e.path, glob=False), table)
                            for e in entries])
         keys = ["table_id", "shoe_id", *(["coup"] if table == "coups" else [])]
         sources = sorted({e.source for e in entries})

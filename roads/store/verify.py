@@ -572,8 +572,8 @@ def _held_twice_coups(store: Store, entries: list[FileEntry], intact: list[FileE
     for (table_id, shoe_id), rows in split.group_by("table_id", "shoe_id",
                                                     maintain_order=True):
         paths = rows["path"].to_list()
-        numbers = pl.concat([pl.read_parquet(store.root / p, columns=["table_id", "shoe_id",
-                                                                      "coup"])
+        numbers = pl.concat([pl.read_parquet(store.root / p, glob=False,
+                                             columns=["table_id", "shoe_id", "coup"])
                              .filter((pl.col("table_id") == table_id)
                                      & (pl.col("shoe_id") == shoe_id)) for p in paths])["coup"]
         if numbers.n_unique() != numbers.len():
@@ -614,7 +614,8 @@ def _against_shoe_index(store: Store, shoe_files: list[FileEntry], pool: Executo
 def _shoes_rows(store: Store, entry: FileEntry) -> pl.DataFrame:
     """A shoes file's rows (the columns the shoe index keeps: its burn cards are no
     concern of the index, and decoding them was a fifth of the read), with its path."""
-    return pl.read_parquet(store.root / entry.path, columns=list(catalog.INDEX_COLUMNS)) \
+    return pl.read_parquet(store.root / entry.path, columns=list(catalog.INDEX_COLUMNS),
+                           glob=False) \
         .with_columns(pl.lit(entry.path).alias("path"))
 
 
@@ -680,7 +681,7 @@ def _sealed_against_journal(store: Store) -> Report:
 def _decode(store: Store, intact: list[FileEntry], report: Report) -> None:
     for e in intact:
         try:
-            frame = pl.read_parquet(store.root / e.path)
+            frame = pl.read_parquet(store.root / e.path, glob=False)
         except (pl.exceptions.PolarsError, OSError) as exc:
             report.add("unreadable", e.path, str(exc).splitlines()[0])
             continue
