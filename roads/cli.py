@@ -484,9 +484,19 @@ def _slice_report(store: Path, table_id: str | None, shoe_id: str | None,
     from roads.analysis import statistics
     from roads.store import Selection
 
+    if start and end and start > end:
+        raise InputError(f"--from {start:%Y-%m-%d} is after --to {end:%Y-%m-%d}: the range "
+                         "holds no day")
+    opened = open_store(store)
+    if table_id is not None:  # (a mistyped table read as "0 coups checked: nothing flagged")
+        tables = opened.read.tables()
+        if table_id not in tables:
+            shown = ", ".join(tables[:12]) + (", ..." if len(tables) > 12 else "")
+            raise InputError(f"--table {table_id}: the store holds no such table"
+                             + (f" (its tables: {shown})" if tables else " (it holds none)"))
     sel = Selection(table_id, shoe_id, start.date() if start else None,
                     end.date() if end else None)
-    return statistics(open_store(store), sel, level)
+    return statistics(opened, sel, level)
 
 
 @main.command("stats")

@@ -282,6 +282,16 @@ def test_stats_and_check_commands(tmp_path: Path) -> None:
     missing = CliRunner().invoke(main, ["stats", "--store", str(tmp_path / "none")])
     assert missing.exit_code == 2 and "no store at" in missing.output
     assert not (tmp_path / "none").exists()
+    # A mistyped table or a reversed range said "0 coups checked: nothing flagged", exit 0.
+    for command in ("stats", "check"):
+        typo = CliRunner().invoke(main, [command, "--store", str(store), "--table", "SIM-1"])
+        assert typo.exit_code == 2 and typo.output.count("\n") == 1
+        assert "--table SIM-1: the store holds no such table (its tables: SIM-01, SIM-02" \
+            in typo.output
+        backwards = CliRunner().invoke(main, [command, "--store", str(store), "--from",
+                                              "2026-03-05", "--to", "2026-03-01"])
+        assert backwards.exit_code == 2
+        assert "--from 2026-03-05 is after --to 2026-03-01" in backwards.output
 
 
 def test_export_verify_and_keys_commands(tmp_path: Path) -> None:

@@ -109,6 +109,14 @@ class Slice:
         return {k: (v.isoformat() if isinstance(v, date) else v)
                 for k, v in self.__dict__.items() if v is not None}
 
+    def words(self) -> str:
+        """The slice as an officer would say it ("table T9, shoe H1, 2026-03-01")."""
+        said = [f"{label} {v.isoformat() if isinstance(v, date) else v}"
+                for label, v in (("table", self.table_id), ("shoe", self.shoe_id),
+                                 ("day", self.day), ("from", self.start), ("to", self.end))
+                if v is not None]
+        return ", ".join(said) or "the whole store"
+
     def selection(self) -> Selection:
         return Selection(self.table_id, self.shoe_id, self.day or self.start,
                          self.day or self.end)
@@ -405,7 +413,8 @@ def export_bundle(store: Store, what: Slice, out: Path, exported_by: str,
     shoes = _shoes_of(read, what)
     keys = {(str(t), str(s)) for t, s in shoes.select(*SHOE_KEY).iter_rows()}
     if not keys:
-        raise InputError(f"nothing to export for {what.describe() or 'the whole store'}")
+        raise InputError(f"nothing to export for {what.words()}: no shoe of the store is in "
+                         "it")
     sel = Selection(shoes=frozenset(keys))
     count = int(shoes["coups"].fill_null(0).sum())
     if "pdf" in formats and count > PDF_MAX_COUPS:

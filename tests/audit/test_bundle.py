@@ -6,6 +6,7 @@ import json
 import re
 import shutil
 from collections.abc import Callable
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -293,8 +294,11 @@ def test_export_refuses_a_used_directory_and_an_empty_slice(store: Store,
     (tmp_path / "used" / "x").write_text("x")
     with pytest.raises(InputError, match="must be new or empty"):
         export_bundle(store, Slice(shoe_id="S1"), tmp_path / "used", "a")
-    with pytest.raises(InputError, match="nothing to export"):
+    with pytest.raises(InputError, match="nothing to export for table T9, shoe nope: no "
+                                         "shoe"):  # (words, not a Python dict)
         export_bundle(store, Slice(table_id="T9", shoe_id="nope"), tmp_path / "b", "a")
+    with pytest.raises(InputError, match="nothing to export for table T1, from 2030-01-01"):
+        export_bundle(store, Slice(table_id="T1", start=date(2030, 1, 1)), tmp_path / "c", "a")
 
 
 def test_a_resealed_file_without_a_new_data_digest_fails(store: Store, tmp_path: Path) -> None:
