@@ -282,7 +282,7 @@ def check(parsed: Parsed, decks: int) -> Validated:
     good, dup_bad, duplicates = _duplicates(good, shoes)
     if duplicates or not dup_bad.is_empty():
         shoes = _shoe_ids(good)
-    good, full = _over_capacity(good, shoes[0], decks)
+    good, full = _over_capacity(good, shoes[0], decks, bad)
     if not full.is_empty():
         shoes = _shoe_ids(good)
     # The canonical columns are assembled beside the rule findings (both free the GIL).
@@ -330,8 +330,7 @@ def _rejected(s: pl.DataFrame, bad_ids: dict[str, pl.Series], top: int
           for code, (f, text) in _KERNEL_REASONS.items() if code != k.Q_NO_OUTCOME),
         (pl.col("_coup_unreadable"), "coup", "coup number is not a whole number"),
         (pl.col("_coup_out"), "coup",
-         pl.format(f"coup number {{}} is outside 1-{top} (the most coups the rule set's "
-                   "decks deal)", pl.col("_coup"))),
+         f"coup number is outside 1-{top} (the most coups the rule set's decks deal)"),
         (pl.col("_time_out"), "dealt_at",
          pl.format("dealt_at is in the year {} (UTC), outside the years {}-{}",
                    pl.col("_dealt_at").dt.year(), *map(pl.lit, bounds.DEALT_AT_YEARS))),
@@ -353,16 +352,25 @@ def _rejected(s: pl.DataFrame, bad_ids: dict[str, pl.Series], top: int
     return s.filter(rejected), s.filter(~rejected)
 
 
-def _over_capacity(good: pl.DataFrame, ids: np.ndarray, decks: int
-                   ) -> tuple[pl.DataFrame, pl.DataFrame]:
+def _over_capacity(good: pl.DataFrame, ids: np.ndarray, decks: int,
+                   bad: pl.DataFrame | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Shoes with more coups than their decks can deal are quarantined whole (a shoe of
-    33,000 coups is several shoes under one id, or not a shoe at all)."""
+    33,000 coups is several shoes under one id, or not a shoe at all). Its rows numbered
+    past the most (in ``bad``, quarantined on their own) count too: else a line of 300
+    outcomes stored its first 104 as a shoe."""
     counts = np.bincount(ids) if len(ids) else np.zeros(0, dtype=np.int64)
-    over = np.flatnonzero(counts > max_coups(decks))
-    if not len(over):
+    per_row = counts[ids] if len(ids) else np.zeros(0, dtype=np.int64)
+    beyond = None if bad is None else bad.filter("_coup_out")
+    if beyond is not None and beyond.height:
+        key = ["_file", "table_id", "shoe_id"]
+        numbered = beyond.group_by(key).len("_beyond")
+        per_row = per_row + good.select(key).join(
+            numbered, on=key, how="left", maintain_order="left", nulls_equal=True
+        )["_beyond"].fill_null(0).to_numpy()
+    mask = per_row > max_coups(decks)
+    if not mask.any():
         return good, pl.DataFrame(schema=QUARANTINE_SCHEMA)
-    mask = np.isin(ids, over)
-    rows = good.filter(pl.Series(mask)).with_columns(pl.Series("_n", counts[ids[mask]]))
+    rows = good.filter(pl.Series(mask)).with_columns(pl.Series("_n", per_row[mask]))
     full = rows.select(
         pl.col("_file").alias("file"), pl.col("_row").alias("row"),
         pl.lit("shoe_id").alias("field"),

@@ -157,8 +157,8 @@ def test_quarantine_keeps_rows_verbatim_with_file_row_and_reason(tmp_path: Path)
         4: ("coup", "coup number is not a whole number"),
         5: ("outcome", "unknown outcome label"),
         6: ("outcome", "no outcome, and no cards or totals to derive it from"),
-        7: ("coup", "coup number 99999999999 is outside 1-104 (the most coups the rule "
-                    "set's decks deal)"),
+        7: ("coup", "coup number is outside 1-104 (the most coups the rule set's decks "
+                    "deal)"),
     }
     first = next(q for q in quarantine(store) if q["row"] == 1)
     assert first["file"].endswith("q.csv")
@@ -238,3 +238,20 @@ def test_mapping_and_unusable_files(tmp_path: Path) -> None:
         run(tmp_path / "x", [path], mapping={"outcome": "Nope"})
     with pytest.raises(InputError, match="no such file"):
         run(tmp_path / "y", [tmp_path / "missing.csv"])
+
+
+def test_a_shoe_numbered_past_what_its_decks_deal_is_quarantined_whole(tmp_path: Path) -> None:
+    """A shoe of 150 numbered coups is several shoes under one id, or none: its coups past
+    104 were quarantined one by one (one reason line each, the number in the reason) and
+    its first 104 stored as if they were a shoe. Now every row of it is quarantined, under
+    two reasons; a shoe with one mistyped number keeps its other coups."""
+    long = "".join(f"T1,S1,{i},,,B,,,\n" for i in range(1, 151))
+    typo = "".join(f"T2,S1,{i},,,P,,,\n" for i in range(1, 81)) + "T2,S1,209,,,P,,,\n"
+    store, result = run(tmp_path, [write(tmp_path, "long.csv", HEADER + long + typo)])
+    assert sorted(store.read.coups()["table_id"].unique()) == ["T2"]
+    assert store.read.coups().height == 80
+    report = json.loads(result.report_path.read_text())
+    assert report["files"][0]["quarantined_by_reason"] == {
+        "coup number is outside 1-104 (the most coups the rule set's decks deal)": 47,
+        "the shoe would hold 150 coups; 8 decks deal at most 104": 104}
+    assert result.quarantined == 151
