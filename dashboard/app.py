@@ -42,6 +42,7 @@ from roads.errors import (
     JournalBusy,
     SigningKeyMismatch,
     SigningRefused,
+    UnsignedCommit,
 )
 from roads.render import scoreboard_svg
 from roads.tomlfile import field_error
@@ -85,6 +86,7 @@ def create_app(root: Path, site: SiteConfig | None = None, create: bool = True,
     server.add_exception_handler(DependencyException, _no_such_component_file)
     server.add_exception_handler(JournalBusy, _journal_busy)
     server.add_exception_handler(SigningRefused, _signing_key_mismatch)
+    server.add_exception_handler(UnsignedCommit, _unsigned_commit)
     server.add_exception_handler(sqlite3.OperationalError, _database_locked)
     app.layout = shell(ctx)
     register(app, ctx)
@@ -242,6 +244,13 @@ async def _signing_key_mismatch(request: Request, exc: Exception) -> JSONRespons
                                    f"{exc.key_file} is not the one its public key names; "
                                    "the operator must put back the store's key"},
                         status_code=500)
+
+
+async def _unsigned_commit(request: Request, exc: Exception) -> JSONResponse:
+    """A write the journal committed whose checkpoint could not then be written: done (a
+    retry would find it there), unsigned until the next write signs it; the server's fault
+    (500), saying both in one line."""
+    return JSONResponse({"detail": str(exc)}, status_code=500)
 
 
 async def _no_such_component_file(request: Request, exc: Exception) -> JSONResponse:

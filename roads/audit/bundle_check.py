@@ -411,7 +411,7 @@ def verify(bundle: Path, public_key: Path | None = None) -> dict[str, Any]:
     except BundleError:
         raise
     except (OSError, KeyError, TypeError, ValueError, AttributeError, IndexError,
-            pl.exceptions.PolarsError, pa.ArrowException) as exc:
+            RecursionError, pl.exceptions.PolarsError, pa.ArrowException) as exc:
         detail = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
         raise BundleError(f"the bundle cannot be read as a bundle ({type(exc).__name__}"
                           + (f": {detail}" if detail else "") + ")") from None

@@ -176,9 +176,9 @@ def write(root: Path, journal: Journal, store: str | None = None) -> Checkpoint:
         if store is None:
             store = None if fresh else signed_marker(path)
             store = store or marker_digest(root)
-        if not fresh:
-            _refuse_rewritten(path, journal)
         seq, head = journal.head()
+        if not fresh:
+            _refuse_rewritten(path, journal, seq)
         at = now_utc()
         signature = key.sign(signed_message(seq, head, at, store)).hex()
         point = Checkpoint(seq, head, at, key_print, signature, store)
@@ -190,7 +190,7 @@ def write(root: Path, journal: Journal, store: str | None = None) -> Checkpoint:
     return point
 
 
-def _refuse_rewritten(path: Path, journal: Journal) -> None:
+def _refuse_rewritten(path: Path, journal: Journal, head: int) -> None:
     """Raise :class:`~roads.errors.JournalRewritten` unless the journal still holds the
     newest checkpoint's head and every event since chains from it: a write signed the head
     of a journal re-chained behind its checkpoints, and with the older checkpoint lines
@@ -199,7 +199,7 @@ def _refuse_rewritten(path: Path, journal: Journal) -> None:
     last = newest(path)
     if last is None:  # (an unreadable last line: `store verify` names it)
         return
-    tail = journal.events(since=last.seq - 1) if last.seq else []
+    tail = [e for e in journal.events(since=last.seq - 1) if e.seq <= head] if last.seq else []
     held = (last.hash == GENESIS) if not last.seq else \
         bool(tail) and tail[0].seq == last.seq and tail[0].hash == last.hash
     if not held:
@@ -207,7 +207,7 @@ def _refuse_rewritten(path: Path, journal: Journal) -> None:
             f"refusing to sign: the journal no longer holds event {last.seq} as the newest "
             "checkpoint signed it (an event before it was altered and the chain re-made, or "
             "the journal was cut back); `roads store verify` names it")
-    since = journal.events() if not last.seq else tail[1:]  # (0: the store's creation)
+    since = [e for e in journal.events() if e.seq <= head] if not last.seq else tail[1:]
     chain = verify_events(since, start_prev=last.hash, start_seq=last.seq + 1)
     if not chain.ok:
         raise JournalRewritten(f"refusing to sign: since the newest checkpoint (event "

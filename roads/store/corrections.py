@@ -11,9 +11,12 @@ from collections.abc import Iterable
 
 import polars as pl
 
+from roads.cards import CARD_INDEX
 from roads.errors import InputError
-from roads.schema import COUP_KEY, COUPS, conform
+from roads.rules import MAX_DECKS
+from roads.schema import CONTENT, COUP_KEY, COUPS, conform, max_coups
 from roads.store.journal import Event
+from roads.tableau import OUTCOMES
 
 CORRECTION_KINDS = ("coup_voided", "coup_amended")
 #: The column a *marked* read adds: null, ``amended`` or ``voided``.
@@ -29,11 +32,42 @@ def correction_problem(e: Event) -> str | None:
     """Why a void or amendment event cannot be applied, or None. Entry points validate
     every correction before journaling it, so one of these was written past them."""
     coup = e.payload.get("coup")
-    if isinstance(coup, bool) or not isinstance(coup, int) or coup < 1:
-        return f"its coup is {coup!r}, not a coup number"
-    if e.kind == "coup_amended" and not isinstance(e.payload.get("new"), dict):
-        return "it holds no new values"
+    if isinstance(coup, bool) or not isinstance(coup, int) or not 1 <= coup <= _TOP:
+        return f"its coup is {_shown(coup)}, not a coup number (1-{_TOP})"
+    if e.kind == "coup_amended":
+        new = e.payload.get("new")
+        if not isinstance(new, dict):
+            return "it holds no new values"
+        for field, value in new.items():
+            if (problem := _value_problem(field, value)) is not None:
+                return f"its new {field} {_shown(value)} {problem}"
     return None
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+#: The largest coup number any shoe deals (sixteen decks).
+_TOP = max_coups(MAX_DECKS)
+
+
+def _value_problem(field: str, value: object) -> str | None:
+    """Why an amendment's new value is not one a coup can hold (the entry points give only
+    canonical values), or None."""
+    if field not in CONTENT or value is None:  # (other keys are not applied: see below)
+        return None
+    if field == "outcome":
+        return None if value in OUTCOMES else "is not B, P or T"
+    if field.endswith("_cards"):
+        ok = isinstance(value, list) and 2 <= len(value) <= 3 and all(
+            isinstance(c, str) and c in CARD_INDEX for c in value)
+        return None if ok else "is not a hand of two or three card codes"
+    if field.endswith("_total"):
+        ok = isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 9
+        return None if ok else "is not a total 0-9"
+    return None if isinstance(value, bool) else "is not true or false"
 
 
 def corrections(events: Iterable[Event]) -> list[Event]:

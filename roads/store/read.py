@@ -520,23 +520,28 @@ class Reader:
             pl.when(pl.col("player_cards").is_not_null().all()).then(cards.sum())
             .cast(pl.Int16).alias("_cards"),
             pl.col("dealt_at").min().alias("_first"), pl.col("dealt_at").max().alias("_last"))
-        parts = pl.DataFrame([(t, s_, True) for t, s_ in split],
-                             schema={"table_id": pl.String, "shoe_id": pl.String,
-                                     "_split": pl.Boolean}, orient="row")
+        flags = {"table_id": pl.String, "shoe_id": pl.String, "_split": pl.Boolean,
+                 "_touched": pl.Boolean}
+        marks = pl.DataFrame([(t, s_, (t, s_) in split, (t, s_) in touched)
+                              for t, s_ in split | touched], schema=flags, orient="row")
         found = pl.col("_n").is_not_null()
+        # (a shoe whose every coup a correction voided has none left: it dealt nothing)
+        emptied = ~found & pl.col("_touched").fill_null(False)
         in_parts = pl.col("_split").fill_null(False)
         return (shoes.join(counts, on=["table_id", "shoe_id"], how="left",
                            maintain_order="left")
-                .join(parts, on=["table_id", "shoe_id"], how="left", maintain_order="left")
+                .join(marks, on=["table_id", "shoe_id"], how="left", maintain_order="left")
                 .with_columns(
-                    pl.when(found).then("_n").otherwise("coups").alias("coups"),
-                    *([pl.when(found).then("_cards").otherwise("cards_dealt")
-                       .alias("cards_dealt")] if "cards_dealt" in shoes.columns else []),
+                    pl.when(found).then("_n").when(emptied).then(pl.lit(0, pl.Int16))
+                    .otherwise("coups").alias("coups"),
+                    *([pl.when(found).then("_cards").when(emptied).then(None)
+                       .otherwise("cards_dealt").alias("cards_dealt")]
+                      if "cards_dealt" in shoes.columns else []),
                     pl.when(in_parts).then(pl.min_horizontal("started_at", "_first"))
                     .otherwise("started_at").alias("started_at"),
                     pl.when(in_parts).then(pl.max_horizontal("ended_at", "_last"))
                     .otherwise("ended_at").alias("ended_at"))
-                .drop("_n", "_cards", "_first", "_last", "_split"))
+                .drop("_n", "_cards", "_first", "_last", "_split", "_touched"))
 
     def shoe_page(self, table_id: str | None = None, start: date | None = None,
                   end: date | None = None, still_open: bool | None = None, offset: int = 0,

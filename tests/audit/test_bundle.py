@@ -129,6 +129,11 @@ def _drop(out: Path, name: str) -> None:
     _manifest(out, unlisted)
 
 
+def _deep(out: Path, name: str) -> None:
+    (out / name).write_text("[" * 100_000 + "]" * 100_000 + "\n")
+    _reseal(out, name)
+
+
 def _junk(out: Path, name: str) -> None:
     (out / name).write_bytes(b"PAR1 not a parquet file PAR1")
     _reseal(out, name)
@@ -143,7 +148,9 @@ def _junk(out: Path, name: str) -> None:
     (lambda out: _manifest(out, lambda m: m["files"].update(
         {"../outside.csv": m["files"]["coups.csv"]})), "'../outside.csv', which is not a file"),
     (lambda out: _manifest(out, lambda m: m.update(files=[])), "files is not a mapping"),
-], ids=["no checkpoints", "no journal.csv", "junk parquet", "no bytes", "outside", "no files"])
+    (lambda out: _deep(out, "journal.jsonl"), "RecursionError"),
+], ids=["no checkpoints", "no journal.csv", "junk parquet", "no bytes", "outside", "no files",
+        "deep json"])
 def test_a_hostile_bundle_fails_in_one_line(store: Store, tmp_path: Path,
                                             hostile: Callable[[Path], None], says: str) -> None:
     """A bundle is hostile input: a file missing behind a resealed manifest, a junk Parquet
@@ -488,6 +495,28 @@ def test_a_live_shoes_row_must_be_what_its_events_give(store: Store, tmp_path: P
     _rewrite(out, "shoes", changed)
     with pytest.raises(BundleError, match="the shoe row of live shoe T1/S1 is not"):
         verify(out)
+
+
+@pytest.mark.parametrize("sealed", [False, True])
+def test_a_shoe_whose_every_coup_was_voided_exports_and_verifies(tmp_path: Path,
+                                                                 sealed: bool) -> None:
+    """Every coup of a shoe voided: its row kept its stored count (the recount found no coup
+    left to count), so its own export failed ``roads verify`` ("its row says coups 2, its
+    coups give 0"). It dealt nothing: its row says 0."""
+    floor = Floor(tmp_path / "store")
+    floor.open_shoe("T1", "S1")
+    floor.coup("T1", player=("9h", "Kd"), banker=("5s", "2c"))
+    floor.coups("T1", "B")
+    floor.void("T1", "S1", 1, "double entry")
+    floor.void("T1", "S1", 2, "double entry")
+    if sealed:
+        floor.close("T1")
+    row = floor.store.read.shoes().row(0, named=True)
+    assert (row["coups"], row["cards_dealt"]) == (0, None)
+    out = tmp_path / "bundle"
+    export_bundle(floor.store, Slice("T1", "S1"), out, "auditor")
+    verify(out)
+    assert pl.read_parquet(out / "coups.parquet")["correction"].to_list() == ["voided"] * 2
 
 
 @given(st.sets(st.integers(1, 200)))

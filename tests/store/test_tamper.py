@@ -265,7 +265,15 @@ def test_a_bundle_is_never_written_inside_the_store(store: Store, tmp_path: Path
     ("coup_voided", {"approver": "x"}, "its coup is None"),
     ("coup_voided", {"coup": True}, "its coup is True"),
     ("coup_amended", {"coup": 2, "approver": "x"}, "it holds no new values"),
-], ids=["text", "none", "bool", "no new values"])
+    ("coup_voided", {"coup": 10**30}, "not a coup number (1-208)"),
+    ("coup_amended", {"coup": 2, "new": {"outcome": "Z"}}, "new outcome 'Z' is not B, P or T"),
+    ("coup_amended", {"coup": 2, "new": {"outcome": 5}}, "new outcome 5 is not B, P or T"),
+    ("coup_amended", {"coup": 2, "new": {"player_cards": ["Zz", "9h"]}},
+     "is not a hand of two or three card codes"),
+    ("coup_amended", {"coup": 2, "new": {"banker_total": 12}}, "is not a total 0-9"),
+    ("coup_amended", {"coup": 2, "new": {"natural": "yes"}}, "is not true or false"),
+], ids=["text", "none", "bool", "no new values", "huge", "outcome Z", "outcome 5", "cards",
+        "total", "flag"])
 def test_a_malformed_correction_is_named_not_a_traceback(
         store: Store, tmp_path: Path, kind: str, payload: dict[str, object], says: str) -> None:
     """A correction event written past the entry points (appended to the journal, chained
