@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import polars as pl
@@ -305,12 +306,23 @@ def check(parsed: Parsed, decks: int) -> Validated:
     return Validated(coups, flag_rows, quarantine, duplicates, shoe_totals, starts)
 
 
+#: The first and the next-after-last instant of :data:`bounds.DEALT_AT_YEARS`, in
+#: microseconds since the epoch (the store's timestamps).
+_TICKS = tuple(int((datetime(y, 1, 1, tzinfo=UTC) - datetime(1970, 1, 1, tzinfo=UTC))
+                   / timedelta(microseconds=1))
+               for y in (bounds.DEALT_AT_YEARS[0], bounds.DEALT_AT_YEARS[1] + 1))
+
+
 def _time_out(times: pl.Series) -> np.ndarray:
     """Where a timestamp falls outside :data:`bounds.DEALT_AT_YEARS` in UTC (such a row is
     quarantined: a year past 9999 could not even be read back from the store). The reason
     names the year, not the time, so that the report's counts by reason stay few."""
-    year = times.dt.year()
     first, last = bounds.DEALT_AT_YEARS
+    ticks = times.to_physical()  # (as integers: a year past 9999 is no Python datetime)
+    low, high = ticks.min(), ticks.max()  # (the usual file: two reductions, no mask)
+    if low is None or (_TICKS[0] <= low and high < _TICKS[1]):  # type: ignore[operator]
+        return np.zeros(times.len(), dtype=bool)
+    year = times.dt.year()
     return ((year < first) | (year > last)).fill_null(False).to_numpy()
 
 
@@ -359,17 +371,23 @@ def _over_capacity(good: pl.DataFrame, ids: np.ndarray, decks: int,
     past the most (in ``bad``, quarantined on their own) count too: else a line of 300
     outcomes stored its first 104 as a shoe."""
     counts = np.bincount(ids) if len(ids) else np.zeros(0, dtype=np.int64)
-    per_row = counts[ids] if len(ids) else np.zeros(0, dtype=np.int64)
     beyond = None if bad is None else bad.filter("_coup_out")
-    if beyond is not None and beyond.height:
+    if beyond is None or not beyond.height:  # the usual file: a count per shoe, no gather
+        over = np.flatnonzero(counts > max_coups(decks))
+        if not len(over):
+            return good, pl.DataFrame(schema=QUARANTINE_SCHEMA)
+        mask = np.isin(ids, over)
+        per_row = np.zeros(len(ids), dtype=np.int64)
+        per_row[mask] = counts[ids[mask]]
+    else:
         key = ["_file", "table_id", "shoe_id"]
         numbered = beyond.group_by(key).len("_beyond")
-        per_row = per_row + good.select(key).join(
+        per_row = counts[ids] + good.select(key).join(
             numbered, on=key, how="left", maintain_order="left", nulls_equal=True
         )["_beyond"].fill_null(0).to_numpy()
-    mask = per_row > max_coups(decks)
-    if not mask.any():
-        return good, pl.DataFrame(schema=QUARANTINE_SCHEMA)
+        mask = per_row > max_coups(decks)
+        if not mask.any():
+            return good, pl.DataFrame(schema=QUARANTINE_SCHEMA)
     rows = good.filter(pl.Series(mask)).with_columns(pl.Series("_n", per_row[mask]))
     full = rows.select(
         pl.col("_file").alias("file"), pl.col("_row").alias("row"),
