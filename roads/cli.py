@@ -12,14 +12,16 @@ module level, so ``roads --help`` and ``roads odds`` never load numba, polars or
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
 import gc
 import json
 import os
 import random
+import shutil
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -90,6 +92,21 @@ def create_store(path: Path) -> Any:
 
     return Store.create(path)
 
+
+
+@contextlib.contextmanager
+def _made_for(path: Path) -> Iterator[Any]:
+    """The store at ``path`` for an ingest; one this command made is removed again when the
+    input is refused (a missing --map column, a repeated header: nothing was stored), so a
+    mistyped store path or a bad file leaves no empty store behind."""
+    made = not path.exists()
+    store = create_store(path)
+    try:
+        yield store
+    except InputError:
+        if made:
+            shutil.rmtree(path, ignore_errors=True)
+        raise
 
 
 class ClosedOutput(Exception):
@@ -413,11 +430,11 @@ def ingest_cmd(files: tuple[Path, ...], store: Path, fmt: str, table_id: str | N
     refuse_unreadable(list(files))  # before the store is made: a refused name leaves none
     mapping = parse_map(mappings, FIELDS)
     options = ReadOptions(format=fmt, table_id=table_id, shoe_id=shoe_id, mapping=mapping)
+    rules = get_rules(rules_name)
     with tqdm(total=len(files), unit="file", disable=as_json or len(files) < 2,
-              file=sys.stderr, desc="ingesting") as bar:
-        result = ingest(list(files), create_store(store), options, get_rules(rules_name),
-                        lambda _p: bar.update(1), actor=os.environ.get("USER", "cli"),
-                        replace=replace)
+              file=sys.stderr, desc="ingesting") as bar, _made_for(store) as target:
+        result = ingest(list(files), target, options, rules, lambda _p: bar.update(1),
+                        actor=os.environ.get("USER", "cli"), replace=replace)
     for f in result.report["files"]:  # on stderr, so a redirected report still shows them
         for warning in f.get("warnings", ()):
             click.echo(f"roads: warning: {f['file']}: {warning}", err=True)

@@ -96,3 +96,27 @@ def test_a_checkpoint_that_cannot_be_written_says_the_import_is_stored(
                               ).exit_code == 0
     report = verify(Store.open(store))
     assert report.ok, report.first_of_each_kind()
+
+
+@pytest.mark.parametrize("why", ["map", "header", "rules"])
+def test_an_input_refused_after_the_store_is_made_leaves_no_store(tmp_path: Path,
+                                                                  why: str) -> None:
+    """A missing --map column, a repeated header or an unknown rule set is found once the
+    store exists: the store this command made is removed again (it held nothing)."""
+    source = tmp_path / "coups.csv"
+    header = "table_id,shoe_id,coup,outcome,outcome" if why == "header" else \
+        "table_id,shoe_id,coup,outcome"
+    source.write_text(header + "\nT1,S1,1,B" + (",P" if why == "header" else "") + "\n")
+    args = {"map": ["--map", "outcome=Winner"], "header": [],
+            "rules": ["--rules", "no-such-rules"]}[why]
+    store = tmp_path / "new-store"
+    result = CliRunner().invoke(main, ["ingest", str(source), "--store", str(store), *args])
+    assert result.exit_code == 2, result.output
+    assert not store.exists()
+    existing = tmp_path / "kept"
+    good = tmp_path / "good.csv"
+    good.write_text("table_id,shoe_id,coup,outcome\nT1,S1,1,B\n")
+    assert CliRunner().invoke(main, ["ingest", str(good), "--store", str(existing)]
+                              ).exit_code == 0
+    again = CliRunner().invoke(main, ["ingest", str(source), "--store", str(existing), *args])
+    assert again.exit_code == 2 and existing.is_dir()  # (a store it did not make stays)
