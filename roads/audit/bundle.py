@@ -409,7 +409,7 @@ def export_bundle(store: Store, what: Slice, out: Path, exported_by: str,
                          "uncovered")
     # every stored row below is parsed from bytes just compared with the journal's record
     # of its file: an altered file is refused, with no gap for one swapped in and back
-    read = store.read.checked()
+    read = store.read.checked(until=point.seq)  # (as of the head it signed)
     shoes = _shoes_of(read, what)
     keys = {(str(t), str(s)) for t, s in shoes.select(*SHOE_KEY).iter_rows()}
     if not keys:
@@ -428,7 +428,7 @@ def export_bundle(store: Store, what: Slice, out: Path, exported_by: str,
             files[name] = {"rows": rows, "sha256": sha256(out / name),
                            "bytes": (out / name).stat().st_size}
 
-        stored = store.read.files_holding(keys)
+        stored = read.files_holding(keys)
         bar = tqdm(total=count, unit="coup", unit_scale=True, disable=not progress, desc="export")
         # The stored files' shoe digests are made beside the streamed coups (a fifth of a large
         # export's work, on the core the CSV and Parquet writers leave idle).
@@ -465,7 +465,8 @@ def export_bundle(store: Store, what: Slice, out: Path, exported_by: str,
             add(f"{name}.parquet", frame.height)
             publish(out / f"{name}.csv", csv_ready(frame).write_csv)
             add(f"{name}.csv", frame.height)
-        checkpoints = store.read.checkpoints()
+        checkpoints = [c for c in store.read.checkpoints()  # (those up to its head)
+                       if c["seq"] <= point.seq]
         publish(out / CHECKPOINTS, lambda p: p.write_text(
             "".join(map(line_of, checkpoints)), encoding="utf-8"))
         add(CHECKPOINTS, len(checkpoints))

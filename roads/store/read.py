@@ -17,6 +17,7 @@ again from a new snapshot.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, timedelta
@@ -160,13 +161,18 @@ class Snapshot:
 class Reader:
     """The read port of one store (``store.read``)."""
 
-    def __init__(self, store: Store, recorded: dict[str, FileEntry] | None = None) -> None:
+    def __init__(self, store: Store, recorded: dict[str, FileEntry] | None = None,
+                 until: int | None = None, late: frozenset[str] = frozenset()) -> None:
         self.store = store
         self.root = store.root
         #: the files as the journal's file events recorded them (a :meth:`checked` reader)
         self._recorded = recorded
+        #: the last event this reader sees, and the files journaled after it (an export's
+        #: signed head: what is dealt, corrected or sealed meanwhile is not read)
+        self._until = until
+        self._late = late
 
-    def checked(self) -> Reader:
+    def checked(self, until: int | None = None) -> Reader:
         """A reader of the same store that parses each file only from bytes it has just
         compared with the journal's file events (size and SHA-256), and refuses a file that
         differs (:class:`StoreReadError`, naming it). What an export signs must come from the
@@ -174,21 +180,29 @@ class Reader:
         could be swapped, and restored after the read, unnoticed. Compared with the events
         themselves, not the catalogue (a table anyone with the database can edit); and a file
         the events hold that the catalogue no longer lists is refused too, or its shoes would
-        be left out of an export of everything without a word."""
+        be left out of an export of everything without a word.
+
+        ``until``: read the store as of that event (an export's signed head): coups dealt,
+        corrections made and files published after it are left out, so a table dealing
+        during an export cannot put into the bundle what its journal range does not hold."""
         db = self.store.journal.reader()
         db.execute("BEGIN")  # (the events and the catalogue as of one moment)
         try:
-            recorded = catalog.replay(_event(r) for r in db.execute(
+            events = [_event(r) for r in db.execute(
                 f"{_SELECT} WHERE kind IN ({','.join('?' * len(FILE_KINDS))}) ORDER BY seq",
-                FILE_KINDS).fetchall())
+                FILE_KINDS).fetchall()]
             listed = {f.path for f in catalog.files(db)}
         finally:
             db.execute("COMMIT")
+        everything = catalog.replay(events)
+        recorded = everything if until is None else \
+            catalog.replay(e for e in events if e.seq <= until)
         unlisted = sorted(set(recorded) - listed)
         if unlisted:
             raise StoreReadError(f"{unlisted[0]}: the journal's file events hold this file, but "
                                  f"the catalogue does not list it: {_NOTHING}")
-        return Reader(self.store, recorded)
+        late = frozenset((listed & set(everything)) - set(recorded))
+        return Reader(self.store, recorded, until, late)
 
     # -- snapshots --------------------------------------------------------------------------
     def snapshot(self, sel: Selection = ALL, table: str = "coups") -> Snapshot:
@@ -201,9 +215,10 @@ class Reader:
             else:
                 entries = catalog.files(db, table)
             entries = [f for f in entries if sel.may_hold(f)] if table == "coups" else entries
+            entries = [f for f in entries if f.path not in self._late]
             fixes = [_event(r) for r in db.execute(
                 f"{_SELECT} WHERE kind IN ('coup_voided', 'coup_amended')"
-                + (" AND table_id = ?" if sel.table_id else "") + " ORDER BY seq",
+                + (" AND table_id = ?" if sel.table_id else "") + self._upto() + " ORDER BY seq",
                 (sel.table_id,) if sel.table_id else ()).fetchall()]
             fixes = [e for e in fixes if sel.holds(e.table_id, e.shoe_id or "")]
             touched = touched_shoes(fixes)
@@ -220,21 +235,30 @@ class Reader:
         sql = ("SELECT e.table_id, e.shoe_id FROM events e WHERE e.kind = 'shoe_opened'"
                + (" AND e.table_id = ?" if sel.table_id else "")
                + (" AND e.shoe_id = ?" if sel.shoe_id else "")
+               + self._upto("e.seq")
                + " AND NOT EXISTS (SELECT 1 FROM catalog_shoes c WHERE c.table_id = e.table_id"
-                 " AND c.shoe_id = e.shoe_id) ORDER BY e.seq")
-        args = [a for a in (sel.table_id, sel.shoe_id) if a]
+                 " AND c.shoe_id = e.shoe_id"
+               + (" AND c.path NOT IN (SELECT value FROM json_each(?))" if self._late else "")
+               + ") ORDER BY e.seq")
+        args: list[Any] = [a for a in (sel.table_id, sel.shoe_id) if a]
+        if self._late:  # (a shoe sealed after the reader's head is still a journaled shoe)
+            args.append(json.dumps(sorted(self._late)))
         unsealed = [(r[0], r[1]) for r in db.execute(sql, args).fetchall()
                     if sel.holds(r[0], r[1])]
         live: dict[tuple[str, str], list[Event]] = {}
         still_open: set[tuple[str, str]] = set()
         for table_id, shoe_id in unsealed:
             events = [_event(r) for r in db.execute(
-                f"{_SELECT} WHERE table_id = ? AND shoe_id = ? ORDER BY seq",
+                f"{_SELECT} WHERE table_id = ? AND shoe_id = ?{self._upto()} ORDER BY seq",
                 (table_id, shoe_id)).fetchall()]
             live[(table_id, shoe_id)] = events
             if not any(e.kind == "shoe_closed" for e in events):
                 still_open.add((table_id, shoe_id))
         return live, still_open
+
+    def _upto(self, column: str = "seq") -> str:
+        """The SQL that keeps events up to the reader's head (none without one)."""
+        return "" if self._until is None else f" AND {column} <= {int(self._until)}"
 
     def _retrying(self, read: Callable[[Snapshot], T], sel: Selection,
                   table: str = "coups") -> T:
@@ -260,7 +284,7 @@ class Reader:
             return path
         data = path.read_bytes()  # (missing: FileNotFoundError, retried as any read is)
         recorded = self._recorded.get(entry.path)
-        if recorded is None:  # journaled since this reader began (a compaction)?
+        if recorded is None and self._until is None:  # journaled since it began (compaction)?
             self._recorded = catalog.replay(self.store.journal.of_kinds(FILE_KINDS))
             recorded = self._recorded.get(entry.path)
         if recorded is None:
@@ -645,7 +669,7 @@ class Reader:
     def files_holding(self, keys: set[tuple[str, str]]) -> list[dict[str, Any]]:
         """The catalogue entries of the coups files that hold any of these shoes."""
         db = self.store.journal.reader()
-        paths = set(catalog.files_of_shoes(db, None, None, keys))
+        paths = set(catalog.files_of_shoes(db, None, None, keys)) - self._late
         return [f.to_json() for f in catalog.files(db, "coups") if f.path in paths]
 
     def file_coups(self, path: str) -> pl.DataFrame:

@@ -519,6 +519,46 @@ def test_a_shoe_whose_every_coup_was_voided_exports_and_verifies(tmp_path: Path,
     assert pl.read_parquet(out / "coups.parquet")["correction"].to_list() == ["voided"] * 2
 
 
+@pytest.mark.parametrize("meanwhile", ["a coup", "a void", "a seal", "a new shoe"])
+def test_a_table_dealing_during_an_export_leaves_its_bundle_whole(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, meanwhile: str) -> None:
+    """The export signs the journal's head, then reads; a coup dealt (or a void, a seal, a
+    new shoe opened) in between went into the bundle's coups or shoes but not into its
+    journal range, and the bundle failed ``roads verify``. The export now reads the store
+    as of the head it signed: what happened after is in the next export."""
+    floor = Floor(tmp_path / "store")
+    floor.open_shoe("T1", "S1")
+    floor.coups("T1", "BPB")
+    signed = floor.store.sign_head
+
+    def sign_then_deal(*args: Any, **kwargs: Any) -> Any:
+        point = signed(*args, **kwargs)
+        monkeypatch.setattr(floor.store, "sign_head", signed)  # (once)
+        if meanwhile == "a coup":
+            floor.coups("T1", "P")
+        elif meanwhile == "a void":
+            floor.void("T1", "S1", 2)
+        elif meanwhile == "a seal":
+            floor.close("T1")
+        else:
+            floor.close("T1")
+            floor.open_shoe("T1", "S2")
+            floor.coups("T1", "T")
+        return point
+
+    monkeypatch.setattr(floor.store, "sign_head", sign_then_deal)
+    out = tmp_path / "bundle"
+    export_bundle(floor.store, Slice("T1"), out, "auditor")
+    verify(out)
+    coups = pl.read_parquet(out / "coups.parquet")
+    assert coups["outcome"].cast(pl.String).to_list() == ["B", "P", "B"]
+    assert coups["correction"].null_count() == 3  # (the void came after the head)
+    assert pl.read_parquet(out / "shoes.parquet")["shoe_id"].to_list() == ["S1"]
+    later = tmp_path / "later"  # (the next export holds what happened meanwhile)
+    export_bundle(floor.store, Slice("T1"), later, "auditor")
+    verify(later)
+
+
 @given(st.sets(st.integers(1, 200)))
 def test_coup_ranges_give_back_their_numbers(numbers: set[int]) -> None:
     ranges = coup_ranges(sorted(numbers))
