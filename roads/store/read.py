@@ -162,15 +162,14 @@ class Reader:
     """The read port of one store (``store.read``)."""
 
     def __init__(self, store: Store, recorded: dict[str, FileEntry] | None = None,
-                 until: int | None = None, late: frozenset[str] = frozenset()) -> None:
+                 until: int | None = None) -> None:
         self.store = store
         self.root = store.root
         #: the files as the journal's file events recorded them (a :meth:`checked` reader)
         self._recorded = recorded
-        #: the last event this reader sees, and the files journaled after it (an export's
-        #: signed head: what is dealt, corrected or sealed meanwhile is not read)
+        #: the last event this reader sees (an export's signed head: what is dealt,
+        #: corrected, sealed or imported meanwhile is not read, nor any file journaled after)
         self._until = until
-        self._late = late
 
     def checked(self, until: int | None = None) -> Reader:
         """A reader of the same store that parses each file only from bytes it has just
@@ -201,8 +200,19 @@ class Reader:
         if unlisted:
             raise StoreReadError(f"{unlisted[0]}: the journal's file events hold this file, but "
                                  f"the catalogue does not list it: {_NOTHING}")
-        late = frozenset((listed & set(everything)) - set(recorded))
-        return Reader(self.store, recorded, until, late)
+        unjournaled = sorted(listed - set(everything))
+        if unjournaled:
+            raise StoreReadError(f"{unjournaled[0]}: no journal event records this file: "
+                                 f"{_NOTHING}")
+        return Reader(self.store, recorded, until)
+
+    def _late(self, db: Any) -> frozenset[str]:
+        """The catalogued files this reader does not see: journaled after its head (a seal
+        or an import while an export reads); none without a head."""
+        if self._until is None or self._recorded is None:
+            return frozenset()
+        return frozenset(r[0] for r in db.execute("SELECT path FROM catalog")
+                         if r[0] not in self._recorded)
 
     # -- snapshots --------------------------------------------------------------------------
     def snapshot(self, sel: Selection = ALL, table: str = "coups") -> Snapshot:
@@ -215,7 +225,8 @@ class Reader:
             else:
                 entries = catalog.files(db, table)
             entries = [f for f in entries if sel.may_hold(f)] if table == "coups" else entries
-            entries = [f for f in entries if f.path not in self._late]
+            late = self._late(db)
+            entries = [f for f in entries if f.path not in late]
             fixes = [_event(r) for r in db.execute(
                 f"{_SELECT} WHERE kind IN ('coup_voided', 'coup_amended')"
                 + (" AND table_id = ?" if sel.table_id else "") + self._upto() + " ORDER BY seq",
@@ -223,13 +234,13 @@ class Reader:
             fixes = [e for e in fixes if sel.holds(e.table_id, e.shoe_id or "")]
             touched = touched_shoes(fixes)
             by_file = catalog.shoes_of(db, [f.path for f in entries]) if touched else {}
-            live, still_open = self._journaled(db, sel)
+            live, still_open = self._journaled(db, sel, late)
             split = catalog.split_shoes(db, sel.table_id) if table == "shoes" else set()
         finally:
             db.execute("COMMIT")
         return Snapshot(entries, fixes, touched, by_file, live, still_open, split)
 
-    def _journaled(self, db: Any, sel: Selection
+    def _journaled(self, db: Any, sel: Selection, late: frozenset[str] = frozenset()
                    ) -> tuple[dict[tuple[str, str], list[Event]], set[tuple[str, str]]]:
         """Journaled shoes no file holds yet, with their events; and which are open."""
         sql = ("SELECT e.table_id, e.shoe_id FROM events e WHERE e.kind = 'shoe_opened'"
@@ -238,11 +249,11 @@ class Reader:
                + self._upto("e.seq")
                + " AND NOT EXISTS (SELECT 1 FROM catalog_shoes c WHERE c.table_id = e.table_id"
                  " AND c.shoe_id = e.shoe_id"
-               + (" AND c.path NOT IN (SELECT value FROM json_each(?))" if self._late else "")
+               + (" AND c.path NOT IN (SELECT value FROM json_each(?))" if late else "")
                + ") ORDER BY e.seq")
         args: list[Any] = [a for a in (sel.table_id, sel.shoe_id) if a]
-        if self._late:  # (a shoe sealed after the reader's head is still a journaled shoe)
-            args.append(json.dumps(sorted(self._late)))
+        if late:  # (a shoe sealed after the reader's head is still a journaled shoe)
+            args.append(json.dumps(sorted(late)))
         unsealed = [(r[0], r[1]) for r in db.execute(sql, args).fetchall()
                     if sel.holds(r[0], r[1])]
         live: dict[tuple[str, str], list[Event]] = {}
@@ -669,7 +680,7 @@ class Reader:
     def files_holding(self, keys: set[tuple[str, str]]) -> list[dict[str, Any]]:
         """The catalogue entries of the coups files that hold any of these shoes."""
         db = self.store.journal.reader()
-        paths = set(catalog.files_of_shoes(db, None, None, keys)) - self._late
+        paths = set(catalog.files_of_shoes(db, None, None, keys)) - self._late(db)
         return [f.to_json() for f in catalog.files(db, "coups") if f.path in paths]
 
     def file_coups(self, path: str) -> pl.DataFrame:

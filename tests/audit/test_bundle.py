@@ -15,6 +15,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+import roads.audit.bundle as bundle_module
 from roads.audit.bundle import (
     BundleError,
     Slice,
@@ -519,9 +520,11 @@ def test_a_shoe_whose_every_coup_was_voided_exports_and_verifies(tmp_path: Path,
     assert pl.read_parquet(out / "coups.parquet")["correction"].to_list() == ["voided"] * 2
 
 
-@pytest.mark.parametrize("meanwhile", ["a coup", "a void", "a seal", "a new shoe"])
+@pytest.mark.parametrize("when", ["after the signature", "mid-read"])
+@pytest.mark.parametrize("meanwhile", ["a coup", "a void", "a seal", "a new shoe",
+                                       "another table's seal", "an import"])
 def test_a_table_dealing_during_an_export_leaves_its_bundle_whole(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, meanwhile: str) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, meanwhile: str, when: str) -> None:
     """The export signs the journal's head, then reads; a coup dealt (or a void, a seal, a
     new shoe opened) in between went into the bundle's coups or shoes but not into its
     journal range, and the bundle failed ``roads verify``. The export now reads the store
@@ -529,30 +532,51 @@ def test_a_table_dealing_during_an_export_leaves_its_bundle_whole(
     floor = Floor(tmp_path / "store")
     floor.open_shoe("T1", "S1")
     floor.coups("T1", "BPB")
+    floor.open_shoe("T2", "S1")
+    floor.coups("T2", "P")
+    more = tmp_path / "more.csv"
+    more.write_text("table,shoe,coup,result\nT9,H1,1,B\n")
     signed = floor.store.sign_head
+    read_shoes = bundle_module._shoes_of
 
-    def sign_then_deal(*args: Any, **kwargs: Any) -> Any:
-        point = signed(*args, **kwargs)
-        monkeypatch.setattr(floor.store, "sign_head", signed)  # (once)
+    def deal() -> None:
         if meanwhile == "a coup":
             floor.coups("T1", "P")
         elif meanwhile == "a void":
             floor.void("T1", "S1", 2)
         elif meanwhile == "a seal":
             floor.close("T1")
-        else:
+        elif meanwhile == "a new shoe":
             floor.close("T1")
             floor.open_shoe("T1", "S2")
             floor.coups("T1", "T")
+        elif meanwhile == "another table's seal":  # (every export lists every shoes file)
+            floor.close("T2")
+        else:
+            ingest([more], floor.store, ReadOptions(), get_rules("standard-8"))
+
+    def sign_then_deal(*args: Any, **kwargs: Any) -> Any:
+        point = signed(*args, **kwargs)
+        monkeypatch.setattr(floor.store, "sign_head", signed)  # (once)
+        deal()
         return point
 
-    monkeypatch.setattr(floor.store, "sign_head", sign_then_deal)
+    def read_then_deal(*args: Any, **kwargs: Any) -> Any:
+        shoes = read_shoes(*args, **kwargs)
+        deal()
+        return shoes
+
+    if when == "after the signature":
+        monkeypatch.setattr(floor.store, "sign_head", sign_then_deal)
+    else:
+        monkeypatch.setattr(bundle_module, "_shoes_of", read_then_deal)
     out = tmp_path / "bundle"
     export_bundle(floor.store, Slice("T1"), out, "auditor")
     verify(out)
     coups = pl.read_parquet(out / "coups.parquet")
     assert coups["outcome"].cast(pl.String).to_list() == ["B", "P", "B"]
     assert coups["correction"].null_count() == 3  # (the void came after the head)
+    monkeypatch.setattr(bundle_module, "_shoes_of", read_shoes)
     assert pl.read_parquet(out / "shoes.parquet")["shoe_id"].to_list() == ["S1"]
     later = tmp_path / "later"  # (the next export holds what happened meanwhile)
     export_bundle(floor.store, Slice("T1"), later, "auditor")

@@ -46,7 +46,10 @@ def test_a_header_naming_a_column_twice_stops_the_file_and_stores_nothing(
     result = CliRunner().invoke(main, ["ingest", str(path), "--store", str(store)])
     assert (result.exit_code, result.output) == (
         2, f"roads: error: {path}: {problem}; nothing was stored: rename or remove one\n")
-    assert Store.open(store).read.coups().height == 0
+    assert not store.exists()  # (the store this ingest made goes again: it holds nothing)
+    kept = Store.create(tmp_path / "kept")  # (into a store that was there: nothing stored)
+    again = CliRunner().invoke(main, ["ingest", str(path), "--store", str(kept.root)])
+    assert again.exit_code == 2 and Store.open(kept.root).read.coups().height == 0
 
 
 def test_a_repeated_mapped_header_is_refused_too(tmp_path: Path) -> None:
