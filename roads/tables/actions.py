@@ -154,10 +154,10 @@ def request_correction(table_id: str, shoe_id: str, coup: int, actor: str, reaso
     new = canonical_fields(amended) if amended is not None else None
 
     def action(tx: Transaction) -> Event:
+        if _voided(tx, table_id, shoe_id, coup):  # (first: a voided stored coup is in no
+            raise LiveError(f"coup {coup} of shoe {shoe_id} is already void")  # record)
         if not in_record and not tx.coup_event(table_id, shoe_id, "coup_entered", coup):
             raise LiveError(f"shoe {shoe_id} at table {table_id} has no coup {coup}")
-        if _voided(tx, table_id, shoe_id, coup):
-            raise LiveError(f"coup {coup} of shoe {shoe_id} is already void")
         body: dict[str, Any] = {"coup": coup, "action": "void" if new is None else "amend",
                                 "reason": reason}
         if new is not None:

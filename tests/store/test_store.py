@@ -72,6 +72,22 @@ def test_impossible_coups_are_refused(floor: Floor, player: tuple[str, ...],
     assert floor.store.read.coups(Selection("T1")).is_empty()
 
 
+def test_an_imported_coup_voided_twice_is_already_void(floor: Floor, tmp_path: Path) -> None:
+    """A second void of an imported coup was refused as "shoe H1 at table T9 has no coup
+    2" (the voided coup is in no corrected record, and an imported coup has no entry
+    event); it is refused as already void, and an amendment of it too."""
+    csv = tmp_path / "import.csv"
+    csv.write_text("table,shoe,coup,result\nT9,H1,1,B\nT9,H1,2,P\n")
+    ingest([csv], floor.store, ReadOptions(), get_rules("standard-8"))
+    floor.void("T9", "H1", 2)
+    with pytest.raises(LiveError, match="coup 2 of shoe H1 is already void"):
+        floor.void("T9", "H1", 2)
+    with pytest.raises(LiveError, match="coup 2 of shoe H1 is already void"):
+        floor.amend("T9", "H1", 2, CoupEntry(outcome="B", method="keypad"))
+    with pytest.raises(LiveError, match="has no coup 3"):
+        floor.void("T9", "H1", 3)
+
+
 def test_corrections_apply_on_read_and_originals_stay(floor: Floor) -> None:
     store = floor.store
     floor.open_shoe("T1", "S1")
