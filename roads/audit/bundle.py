@@ -177,15 +177,21 @@ def _cards_text(value: Any) -> str | None:
     return " ".join(value) if value else None
 
 
-def _content(prefix: str, row: dict[str, Any] | None) -> dict[str, Any]:
+def content_cells(row: dict[str, Any] | None) -> dict[str, Any]:
+    """A coup's :data:`~roads.schema.CONTENT` as the corrections table holds it (cards as
+    text, the outcome as its letter); all None without a coup."""
     if row is None:
-        return {f"{prefix}_{c}": None for c in CONTENT}
+        return dict.fromkeys(CONTENT)
     out = {}
     for c in CONTENT:
         v = row.get(c)
-        out[f"{prefix}_{c}"] = _cards_text(v) if c.endswith("_cards") else \
+        out[c] = _cards_text(v) if c.endswith("_cards") else \
             (None if v is None else str(v) if c == "outcome" else v)
     return out
+
+
+def _content(prefix: str, row: dict[str, Any] | None) -> dict[str, Any]:
+    return {f"{prefix}_{c}": v for c, v in content_cells(row).items()}
 
 
 def _corrections(read: Reader, fixes: list[Event]) -> pl.DataFrame:

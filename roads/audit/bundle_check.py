@@ -110,14 +110,19 @@ def _tables(bundle: Path, manifest: dict[str, Any]) -> dict[str, pl.DataFrame]:
     return out
 
 
-def _journal(bundle: Path, manifest: dict[str, Any]) -> list[Event | Link]:
+def _journal(bundle: Path, manifest: dict[str, Any]
+             ) -> tuple[list[Event | Link], list[dict[str, Any]]]:
+    """The journal range's events, chain checked, and its lines as read (for
+    :func:`_journal_tables`)."""
     events: list[Event | Link] = []
+    lines: list[dict[str, Any]] = []
     for n, line in enumerate((bundle / "journal.jsonl").read_text(encoding="utf-8")
                              .splitlines(), start=1):
         if not line:
             continue
         try:
             d = json.loads(line)
+            lines.append(d)
             if d.get("redacted"):
                 events.append(Link(d["seq"], d["table_id"], d["shoe_id"], d["body_sha256"],
                                    d["prev_hash"], d["hash"]))
@@ -134,7 +139,7 @@ def _journal(bundle: Path, manifest: dict[str, Any]) -> list[Event | Link]:
             raise BundleError(f"journal chain broken: {report.reason}")
         if report.head != chain["head"]:
             raise BundleError("the journal's last event is not the head the manifest names")
-    return events
+    return events, lines
 
 
 def _checkpoints(bundle: Path, manifest: dict[str, Any], events: list[Event | Link]) -> None:
@@ -229,15 +234,13 @@ def _live_shoes(t: dict[str, pl.DataFrame], events: list[Event | Link]) -> None:
                               "its journal events entered")
 
 
-def _journal_tables(bundle: Path, t: dict[str, pl.DataFrame]) -> None:
+def _journal_tables(lines: list[dict[str, Any]], t: dict[str, pl.DataFrame]) -> None:
     """``journal.parquet`` (and so its CSV twin) holds exactly ``journal.jsonl``'s lines: the
     chain is checked on the JSON lines, so a table saying another actor or payload would
     go unchecked."""
     from roads.audit.bundle import JOURNAL, journal_frame
 
-    rows = [json.loads(line) for line in (bundle / "journal.jsonl").read_text(
-        encoding="utf-8").splitlines() if line]
-    if not journal_frame(rows).equals(conform_to(t["journal"], JOURNAL)):
+    if not journal_frame(lines).equals(conform_to(t["journal"], JOURNAL)):
         raise BundleError("journal.parquet and journal.csv do not hold the events of "
                           "journal.jsonl")
 
@@ -255,7 +258,7 @@ def _corrections_listed(t: dict[str, pl.DataFrame], events: list[Event | Link]) 
     row for row: who asked, who approved, why, which coup, the values it set (a live
     shoe's coup as entered too). The table is what a reader looks at; the events are what
     the chain and the checkpoints vouch for."""
-    from roads.audit.bundle import CORRECTIONS, _content
+    from roads.audit.bundle import CORRECTIONS, content_cells
 
     shoes = set(t["shoes"].select(*SHOE_KEY).iter_rows())
     fixes = [e for e in events if isinstance(e, Event) and e.kind in CORRECTION_KINDS
@@ -273,11 +276,10 @@ def _corrections_listed(t: dict[str, pl.DataFrame], events: list[Event | Link]) 
         original = {c: row[f"original_{c}"] for c in CONTENT}
         if (e.table_id, e.shoe_id) in opened:  # a live shoe: its coup as its event entered it
             coup = entered.get((e.table_id, e.shoe_id, e.payload.get("coup")))
-            original = _stripped(_content("original", coup_row(coup) if coup else None))
+            original = content_cells(coup_row(coup) if coup else None)
         new = e.payload.get("new", {}) if e.kind == "coup_amended" else None
         amended = None if new is None else {
-            **original, **_stripped(_content("x", {c: new[c] for c in CONTENT if c in new}),
-                                    only=set(new))}
+            **original, **{c: v for c, v in content_cells(new).items() if c in new}}
         want = {"seq": e.seq, "at": e.at, "kind": e.kind, "table_id": e.table_id,
                 "shoe_id": e.shoe_id, "coup": e.payload.get("coup"), "requested_by": e.actor,
                 "approved_by": e.payload.get("approver"), "reason": e.payload.get("reason"),
@@ -287,12 +289,6 @@ def _corrections_listed(t: dict[str, pl.DataFrame], events: list[Event | Link]) 
         if pl.DataFrame([want], schema=CORRECTIONS).row(0, named=True) != row:
             raise BundleError(f"the corrections table's row for journal event {e.seq} is not "
                               f"what that {e.kind} event says")
-
-
-def _stripped(content: dict[str, Any], only: set[str] | None = None) -> dict[str, Any]:
-    """``_content``'s prefixed columns by their plain names (only those in ``only``)."""
-    out = {k.split("_", 1)[1]: v for k, v in content.items()}
-    return out if only is None else {k: v for k, v in out.items() if k in only}
 
 
 def _as_entered(t: dict[str, pl.DataFrame]) -> pl.DataFrame:
@@ -422,10 +418,10 @@ def _verify(bundle: Path, public_key: Path | None) -> dict[str, Any]:
     _check_signature(bundle, body, public_key)
     _files(bundle, manifest)
     tables = _tables(bundle, manifest)
-    events = _journal(bundle, manifest)
+    events, lines = _journal(bundle, manifest)
     _checkpoints(bundle, manifest, events)
     _consistent(tables)
-    _journal_tables(bundle, tables)
+    _journal_tables(lines, tables)
     _corrections_listed(tables, events)
     _shoe_counts(tables)
     _live_shoes(tables, events)

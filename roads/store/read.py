@@ -171,7 +171,7 @@ class Reader:
         #: corrected, sealed or imported meanwhile is not read, nor any file journaled after)
         self._until = until
 
-    def checked(self, until: int | None = None) -> Reader:
+    def checked(self, until: int) -> Reader:
         """A reader of the same store that parses each file only from bytes it has just
         compared with the journal's file events (size and SHA-256), and refuses a file that
         differs (:class:`StoreReadError`, naming it). What an export signs must come from the
@@ -181,7 +181,7 @@ class Reader:
         the events hold that the catalogue no longer lists is refused too, or its shoes would
         be left out of an export of everything without a word.
 
-        ``until``: read the store as of that event (an export's signed head): coups dealt,
+        ``until``: the store as of that event (an export's signed head): coups dealt,
         corrections made and files published after it are left out, so a table dealing
         during an export cannot put into the bundle what its journal range does not hold."""
         db = self.store.journal.reader()
@@ -194,8 +194,7 @@ class Reader:
         finally:
             db.execute("COMMIT")
         everything = catalog.replay(events)
-        recorded = everything if until is None else \
-            catalog.replay(e for e in events if e.seq <= until)
+        recorded = catalog.replay(e for e in events if e.seq <= until)
         unlisted = sorted(set(recorded) - listed)
         if unlisted:
             raise StoreReadError(f"{unlisted[0]}: the journal's file events hold this file, but "
@@ -295,10 +294,7 @@ class Reader:
             return path
         data = path.read_bytes()  # (missing: FileNotFoundError, retried as any read is)
         recorded = self._recorded.get(entry.path)
-        if recorded is None and self._until is None:  # journaled since it began (compaction)?
-            self._recorded = catalog.replay(self.store.journal.of_kinds(FILE_KINDS))
-            recorded = self._recorded.get(entry.path)
-        if recorded is None:
+        if recorded is None:  # (journaled after the reader's head: snapshots leave it out)
             raise StoreReadError(f"{entry.path}: no journal event records this file: "
                                  f"{_NOTHING}")
         if len(data) != recorded.bytes:

@@ -52,13 +52,21 @@ def test_a_header_naming_a_column_twice_stops_the_file_and_stores_nothing(
     assert again.exit_code == 2 and Store.open(kept.root).read.coups().height == 0
 
 
-def test_a_repeated_mapped_header_is_refused_too(tmp_path: Path) -> None:
-    path = _write(tmp_path, "Table,Shoe,Coup,Actual,Actual\nT1,S1,1,B,P\n")
+def _refused_with_map(tmp_path: Path, text: str, column: str) -> tuple[Path, str]:
+    """The file written from ``text``, and why its ingest with ``--map outcome=column`` is
+    refused."""
+    path = _write(tmp_path, text)
     with pytest.raises(InputError) as caught:
         ingest([path], Store.create(tmp_path / "store"), ReadOptions(mapping={
-            "outcome": "Actual"}), get_rules("standard-8"))
-    assert str(caught.value) == (f"{path}: columns 4 and 5 of the header are both 'Actual'; "
-                                 "nothing was stored: rename or remove one")
+            "outcome": column}), get_rules("standard-8"))
+    return path, str(caught.value)
+
+
+def test_a_repeated_mapped_header_is_refused_too(tmp_path: Path) -> None:
+    path, why = _refused_with_map(tmp_path, "Table,Shoe,Coup,Actual,Actual\nT1,S1,1,B,P\n",
+                                  "Actual")
+    assert why == (f"{path}: columns 4 and 5 of the header are both 'Actual'; "
+                   "nothing was stored: rename or remove one")
 
 
 def test_blank_header_cells_are_named_by_their_position(tmp_path: Path) -> None:
@@ -82,10 +90,8 @@ def test_blank_header_cells_are_named_by_their_position(tmp_path: Path) -> None:
 
 
 def test_a_map_cannot_name_a_blank_column_by_polars_name(tmp_path: Path) -> None:
-    path = _write(tmp_path, "Table,Shoe,Coup,,\nT1,S1,1,B,P\n")
-    with pytest.raises(InputError) as caught:
-        ingest([path], Store.create(tmp_path / "store"), ReadOptions(mapping={
-            "outcome": "_duplicated_0"}), get_rules("standard-8"))
-    assert str(caught.value) == (f"{path}: --map names column(s) not in the file: "
-                                 "'_duplicated_0' (its columns: Table, Shoe, Coup, column 4 "
-                                 "(no name), column 5 (no name))")
+    path, why = _refused_with_map(tmp_path, "Table,Shoe,Coup,,\nT1,S1,1,B,P\n",
+                                  "_duplicated_0")
+    assert why == (f"{path}: --map names column(s) not in the file: "
+                   "'_duplicated_0' (its columns: Table, Shoe, Coup, column 4 "
+                   "(no name), column 5 (no name))")
