@@ -385,6 +385,19 @@ def test_no_write_signs_over_a_journal_rewritten_behind_its_checkpoints(
     assert "checkpoint" in _kinds(Store.open(store.root))
 
 
+def test_an_entered_coup_edited_to_no_outcome_is_named_not_a_crash(store: Store) -> None:
+    """One byte of a sealed shoe's coup_entered payload changed so its outcome is no
+    outcome ("Q"): ``store verify`` stopped with a SchemaError instead of naming it. Now
+    the chain names the event, and the sealed-shoe check says it cannot compare."""
+    [seq] = [e.seq for e in store.journal.events("T1", "S1") if e.kind == "coup_entered"
+             and e.payload["outcome"] == "P"][:1]
+    _db(store, "UPDATE events SET payload = replace(payload, '\"outcome\":\"P\"', "
+               f"'\"outcome\":\"Q\"') WHERE seq = {seq};")
+    kinds = _kinds(Store.open(store.root))
+    assert kinds.get("chain") == f"event {seq}"
+    assert kinds.get("differs from journal") == "coup_entered events"
+
+
 def test_a_deleted_seal_event_is_named_and_the_shoe_is_not_counted_twice(store: Store) -> None:
     [seal] = store.journal.of_kinds(("shoe_sealed",))
     _db(store, f"DELETE FROM events WHERE seq = {seal.seq};")
